@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages deltaserve builds and tests with, skipping those already present.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  nlohmann-json3-dev libcli11-dev libspdlog-dev libxxhash-dev libpcre2-dev
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-jinja2
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,17 @@
+// Logging goes through spdlog; this header fixes the project's logger name and format so every
+// module logs the same way.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+namespace ds {
+
+// Sets the global level from a name ("debug", "info", "warn", "error", "off").
+void SetLogLevel(const std::string& level_name);
+
+}  // namespace ds
+
+#define DS_LOG_DEBUG(...) ::spdlog::debug(__VA_ARGS__)
+#define DS_LOG_INFO(...) ::spdlog::info(__VA_ARGS__)
+#define DS_LOG_WARN(...) ::spdlog::warn(__VA_ARGS__)
+#define DS_LOG_ERROR(...) ::spdlog::error(__VA_ARGS__)

@@ -1,0 +1,144 @@
+// GGUF v2/v3 reader and writer.
+// The reader validates everything it reads (magic, version, counts, string lengths, value types,
+// tensor dims, dtypes, offsets and sizes inside the file) and reports the first problem as a
+// Status naming it; it never crashes on a malformed file. Tensor data is not copied: a File
+// views an mmap'd file or a caller-owned buffer that must outlive it.
+// Thread safety: a File is immutable after Open and may be read from any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+#include "tensor/dtype.h"
+
+namespace ds::gguf {
+
+enum class ValueType : uint32_t {
+  kUint8 = 0,
+  kInt8 = 1,
+  kUint16 = 2,
+  kInt16 = 3,
+  kUint32 = 4,
+  kInt32 = 5,
+  kFloat32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kUint64 = 10,
+  kInt64 = 11,
+  kFloat64 = 12,
+};
+
+std::string_view ValueTypeName(ValueType type);
+
+struct Value;
+struct Array {
+  ValueType element_type = ValueType::kUint8;
+  std::vector<Value> items;
+};
+
+// One metadata value. Integers of every width are held as int64_t or uint64_t (by signedness),
+// floats as double; `type` remembers the width stored in the file.
+struct Value {
+  ValueType type = ValueType::kUint8;
+  std::variant<uint64_t, int64_t, double, bool, std::string, Array> data;
+
+  static Value U32(uint32_t v) { return {ValueType::kUint32, uint64_t{v}}; }
+  static Value I32(int32_t v) { return {ValueType::kInt32, int64_t{v}}; }
+  static Value U64(uint64_t v) { return {ValueType::kUint64, v}; }
+  static Value F32(float v) { return {ValueType::kFloat32, double{v}}; }
+  static Value Bool(bool v) { return {ValueType::kBool, v}; }
+  static Value Str(std::string v) { return {ValueType::kString, std::move(v)}; }
+  static Value Arr(ValueType element_type, std::vector<Value> items) {
+    return {ValueType::kArray, Array{element_type, std::move(items)}};
+  }
+};
+
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> ne;  // GGUF order: ne[0] varies fastest (row length)
+  tensor::DType type = tensor::DType::kF32;
+  uint64_t offset = 0;      // from the start of the data section
+  uint64_t size_bytes = 0;
+  const uint8_t* data = nullptr;  // inside the file's bytes
+
+  int64_t num_elements() const;
+  // ne[1] * ne[2] * ...: how many rows of ne[0] elements.
+  int64_t num_rows() const;
+};
+
+class File {
+ public:
+  // Maps the file read-only. Errors name the path and the problem.
+  static StatusOr<std::unique_ptr<File>> Open(const std::string& path);
+  // Parses bytes owned by the caller, which must outlive the File.
+  static StatusOr<std::unique_ptr<File>> FromBuffer(std::span<const uint8_t> bytes,
+                                                    std::string display_name);
+  ~File();
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  uint32_t version() const { return version_; }
+  uint64_t alignment() const { return alignment_; }
+  const std::string& display_name() const { return display_name_; }
+  std::span<const uint8_t> bytes() const { return bytes_; }
+
+  const std::vector<std::pair<std::string, Value>>& metadata() const { return metadata_; }
+  const Value* Find(std::string_view key) const;
+  // Typed getters: NotFound when absent, InvalidArgument when the stored type does not convert
+  // (any integer width converts to any other when the value fits).
+  StatusOr<std::string> GetString(std::string_view key) const;
+  StatusOr<uint64_t> GetUint(std::string_view key) const;
+  StatusOr<int64_t> GetInt(std::string_view key) const;
+  StatusOr<double> GetFloat(std::string_view key) const;
+  StatusOr<bool> GetBool(std::string_view key) const;
+  StatusOr<const Array*> GetArray(std::string_view key) const;
+
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo* FindTensor(std::string_view name) const;
+
+ private:
+  File() = default;
+  Status Parse();
+
+  std::string display_name_;
+  std::span<const uint8_t> bytes_;
+  void* mapping_ = nullptr;  // non-null when this File owns an mmap of bytes_
+  uint32_t version_ = 0;
+  uint64_t alignment_ = 32;
+  std::vector<std::pair<std::string, Value>> metadata_;
+  std::map<std::string, size_t, std::less<>> metadata_index_;
+  std::vector<TensorInfo> tensors_;
+  std::map<std::string, size_t, std::less<>> tensor_index_;
+};
+
+// Builds a GGUF v3 file in memory. Keys keep insertion order; setting a key twice replaces it.
+class Writer {
+ public:
+  void Set(std::string key, Value value);
+  // `data` must hold RowBytes(type, ne[0]) * rows bytes.
+  void AddTensor(std::string name, std::vector<int64_t> ne, tensor::DType type,
+                 std::vector<uint8_t> data);
+  std::vector<uint8_t> Serialize() const;
+  // Writes atomically (temporary file, then rename).
+  Status WriteFile(const std::string& path) const;
+
+ private:
+  struct PendingTensor {
+    std::string name;
+    std::vector<int64_t> ne;
+    tensor::DType type;
+    std::vector<uint8_t> data;
+  };
+  std::vector<std::pair<std::string, Value>> metadata_;
+  std::vector<PendingTensor> tensors_;
+};
+
+}  // namespace ds::gguf

@@ -1,0 +1,73 @@
+// Compute kernels used by the model code. Each has a scalar reference in ref/ and optimised paths
+// (AVX2, AVX-512, NEON) selected once at run time for the CPU; tests hold every path to its
+// reference. Model code calls only this header and never includes intrinsics.
+// Thread safety: stateless; functions taking a ThreadPool split work across it and return when
+// done. Results do not depend on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "base/thread_pool.h"
+#include "tensor/dtype.h"
+
+namespace ds::kernels {
+
+// A weight matrix as stored in GGUF: n_rows rows of n_cols elements of `type`.
+struct MatrixView {
+  const void* data = nullptr;
+  tensor::DType type = tensor::DType::kF32;
+  int64_t n_rows = 0;
+  int64_t n_cols = 0;  // multiple of the dtype's block size
+  int64_t row_bytes = 0;
+
+  const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes; }
+};
+
+// Name of the instruction set the dispatcher picked ("avx512", "avx2", "neon", "scalar").
+std::string_view ActiveIsa();
+
+// y[n_rows] = W x[n_cols].
+void MatVec(const MatrixView& w, const float* x, float* y, ThreadPool* pool);
+// y[n_tokens][n_rows] = x[n_tokens][n_cols] * W^T.
+void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool);
+
+// y = x / sqrt(mean(x^2) + eps) * weight (weight may be null: no scaling). y may alias x.
+void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* y);
+
+enum class RopeStyle {
+  kNorm,  // rotates pairs (2i, 2i+1)
+  kNeox,  // rotates pairs (i, i + n_rot/2)
+};
+// Rotates the first n_rot dims of each of n_heads heads in x[n_heads][head_dim] in place, for
+// position pos: theta_i = pos * freq_base^(-2i/n_rot).
+void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos,
+          float freq_base, RopeStyle style);
+
+// Causal softmax attention of a block of new tokens over a KV cache that already holds them.
+// Query head h reads kv head h / (n_heads / n_kv_heads).
+struct AttentionArgs {
+  const float* q = nullptr;        // [n_tokens][n_heads * head_dim]
+  const float* k_cache = nullptr;  // [first_pos + n_tokens][n_kv_heads * head_dim]
+  const float* v_cache = nullptr;  // same layout as k_cache
+  int64_t n_tokens = 0;
+  int64_t n_heads = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t first_pos = 0;  // token i attends to cache positions [0, first_pos + i]
+  float scale = 1.0f;
+  float* out = nullptr;  // [n_tokens][n_heads * head_dim]
+};
+void Attention(const AttentionArgs& args, ThreadPool* pool);
+
+// out = silu(gate) * up, elementwise. out may alias either input.
+void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
+// In place, numerically stable.
+void Softmax(float* x, int64_t n);
+// Indices of the k largest values, largest first (ties: lower index first). REQUIRES: k <= n.
+void TopK(const float* x, int64_t n, int64_t k, int32_t* indices);
+float Dot(const float* a, const float* b, int64_t n);
+// y += a * x
+void Axpy(float a, const float* x, int64_t n, float* y);
+
+}  // namespace ds::kernels
