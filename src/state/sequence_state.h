@@ -1,0 +1,84 @@
+// Per-sequence inference state: attention KV for every attention layer plus, for hybrid models,
+// the recurrent slots (conv tail and delta-rule matrix S) of every linear-attention layer.
+//
+// Attention KV for tokens [0, num_tokens()) can be truncated to any prefix; recurrent slots hold
+// the state at exactly num_tokens() and cannot be rewound, which is why Snapshot() exists.
+// Snapshot() serialises everything to plain bytes; Restore() accepts only bytes produced for the
+// same layout and reports a mismatch as a Status.
+// Thread safety: none; a sequence belongs to one engine thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ds::state {
+
+enum class LayerKind { kAttention, kRecurrent };
+
+struct StateLayout {
+  std::vector<LayerKind> layer_kinds;  // one per model layer
+  int64_t kv_row_floats = 0;   // n_kv_heads * head_dim, for K and for V of one token
+  int64_t conv_floats = 0;     // (conv_kernel - 1) * conv_channels per recurrent layer
+  int64_t ssm_floats = 0;      // n_value_heads * dv * dk per recurrent layer
+  int64_t max_tokens = 0;      // context size
+
+  bool operator==(const StateLayout&) const = default;
+};
+
+class SequenceState {
+ public:
+  explicit SequenceState(StateLayout layout);
+
+  const StateLayout& layout() const { return layout_; }
+  int64_t num_tokens() const { return num_tokens_; }
+
+  // Makes room for KV rows up to `num_tokens` tokens. OutOfRange past layout().max_tokens.
+  Status Reserve(int64_t num_tokens);
+  // Marks `count` more tokens as processed. REQUIRES: Reserve(num_tokens() + count) succeeded.
+  void Advance(int64_t count);
+
+  // KV rows of attention layer `layer`: [token][kv_row_floats]. Valid until the next Reserve().
+  // REQUIRES: layer_kinds[layer] == kAttention.
+  float* keys(int layer);
+  float* values(int layer);
+  const float* keys(int layer) const;
+  const float* values(int layer) const;
+
+  // Recurrent slots of linear layer `layer`. REQUIRES: layer_kinds[layer] == kRecurrent.
+  float* conv_state(int layer);
+  float* ssm_state(int layer);
+
+  // Drops KV past `num_tokens`. Only valid when the model has no recurrent layers, or when the
+  // caller restores recurrent slots for that position right after (a snapshot taken there).
+  // REQUIRES: num_tokens <= num_tokens().
+  void TruncateKv(int64_t num_tokens);
+  // Zeroes everything and forgets all tokens.
+  void Clear();
+  bool HasRecurrentLayers() const;
+  bool HasAttentionLayers() const;
+
+  // Bytes Snapshot() produces for the current position: header, KV rows, recurrent slots.
+  int64_t SnapshotBytes() const;
+  std::vector<uint8_t> Snapshot() const;
+  // Replaces this state with the snapshot's. InvalidArgument when the bytes were made for another
+  // layout or are truncated; the state is unchanged on error.
+  Status Restore(std::span<const uint8_t> bytes);
+
+ private:
+  struct LayerSlots {
+    std::vector<float> keys;
+    std::vector<float> values;
+    std::vector<float> conv;
+    std::vector<float> ssm;
+  };
+
+  StateLayout layout_;
+  int64_t num_tokens_ = 0;
+  int64_t capacity_tokens_ = 0;
+  std::vector<LayerSlots> layers_;
+};
+
+}  // namespace ds::state

@@ -1,0 +1,87 @@
+#include "state/sequence_state.h"
+
+#include <gtest/gtest.h>
+
+namespace ds::state {
+namespace {
+
+StateLayout HybridLayout() {
+  StateLayout layout;
+  layout.layer_kinds = {LayerKind::kRecurrent, LayerKind::kAttention, LayerKind::kRecurrent,
+                        LayerKind::kAttention};
+  layout.kv_row_floats = 6;
+  layout.conv_floats = 9;
+  layout.ssm_floats = 16;
+  layout.max_tokens = 100;
+  return layout;
+}
+
+void FillTokens(SequenceState* state, int64_t count, float base) {
+  ASSERT_TRUE(state->Reserve(state->num_tokens() + count).ok());
+  for (int layer = 0; layer < 4; ++layer) {
+    if (state->layout().layer_kinds[layer] == LayerKind::kAttention) {
+      for (int64_t t = state->num_tokens(); t < state->num_tokens() + count; ++t) {
+        for (int64_t i = 0; i < 6; ++i) {
+          state->keys(layer)[t * 6 + i] = base + t + 0.1f * i;
+          state->values(layer)[t * 6 + i] = -base - t - 0.1f * i;
+        }
+      }
+    } else {
+      for (int64_t i = 0; i < 9; ++i) state->conv_state(layer)[i] = base + i;
+      for (int64_t i = 0; i < 16; ++i) state->ssm_state(layer)[i] = base * 2 + i;
+    }
+  }
+  state->Advance(count);
+}
+
+TEST(SequenceStateTest, SnapshotRestoreRoundTripIsExact) {
+  SequenceState state(HybridLayout());
+  FillTokens(&state, 37, 1.5f);
+  std::vector<uint8_t> bytes = state.Snapshot();
+  EXPECT_EQ(static_cast<int64_t>(bytes.size()), state.SnapshotBytes());
+
+  SequenceState restored(HybridLayout());
+  ASSERT_TRUE(restored.Restore(bytes).ok());
+  EXPECT_EQ(restored.num_tokens(), 37);
+  EXPECT_EQ(restored.Snapshot(), bytes);
+}
+
+TEST(SequenceStateTest, RestoreRejectsOtherLayoutAndTruncation) {
+  SequenceState state(HybridLayout());
+  FillTokens(&state, 5, 2.0f);
+  std::vector<uint8_t> bytes = state.Snapshot();
+
+  StateLayout other = HybridLayout();
+  other.ssm_floats = 8;
+  SequenceState wrong(other);
+  EXPECT_FALSE(wrong.Restore(bytes).ok());
+
+  SequenceState target(HybridLayout());
+  FillTokens(&target, 3, 7.0f);
+  std::vector<uint8_t> before = target.Snapshot();
+  std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 4);
+  Status status = target.Restore(cut);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("expected"), std::string::npos);
+  EXPECT_EQ(target.Snapshot(), before) << "a failed restore must leave the state unchanged";
+}
+
+TEST(SequenceStateTest, ReserveRefusesPastContext) {
+  SequenceState state(HybridLayout());
+  EXPECT_TRUE(state.Reserve(100).ok());
+  Status status = state.Reserve(101);
+  EXPECT_EQ(status.code(), StatusCode::kOutOfRange);
+}
+
+TEST(SequenceStateTest, TruncateKeepsPrefixRows) {
+  SequenceState state(HybridLayout());
+  FillTokens(&state, 10, 0.0f);
+  state.TruncateKv(4);
+  EXPECT_EQ(state.num_tokens(), 4);
+  EXPECT_FLOAT_EQ(state.keys(1)[3 * 6], 3.0f);
+  EXPECT_EQ(state.SnapshotBytes(),
+            static_cast<int64_t>(sizeof(int64_t) * 5 + 8) + (2 * 2 * 4 * 6 + 2 * 25) * 4);
+}
+
+}  // namespace
+}  // namespace ds::state
