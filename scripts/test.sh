@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# README command (b): build and run every test, then the sanitizer pass over the tests that read
+# untrusted bytes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+tools/check_layers.sh
+ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
+
+sanitized_tests=(gguf_fuzz_test state_test)
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDS_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$(nproc)" --target "${sanitized_tests[@]}"
+for t in "${sanitized_tests[@]}"; do
+  echo "== $t (ASan+UBSan)"
+  DS_SHARED_DIR="$PWD/../shared" "$(find build-asan/src -name "$t" -type f -executable)"
+done

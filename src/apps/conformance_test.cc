@@ -1,0 +1,116 @@
+// Golden end-to-end test: the deltaserve binary, through `run --json`, reproduces the reference
+// tokenisation, greedy ids and top-10 logprobs recorded with an independent implementation for
+// every prompt of every reference model in ../shared (tolerances from testdata/SCHEMA.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+
+std::string SharedDir() {
+  const char* env = std::getenv("DS_SHARED_DIR");
+  return env != nullptr ? env : "../shared";
+}
+
+std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string JoinIds(const json& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ",") + std::to_string(id.get<int>());
+  return out;
+}
+
+json RunJson(const std::string& model, const std::string& prompt_args) {
+  std::string cmd = std::string(DELTASERVE_BIN) + " run -m " + Quote(model) + " " + prompt_args +
+                    " -n 32 --temp 0 --logprobs 10 --json -t 2 2>&1";
+  std::string out = Shell(cmd);
+  json parsed = json::parse(out, nullptr, false);
+  EXPECT_FALSE(parsed.is_discarded()) << cmd << "\n" << out;
+  return parsed;
+}
+
+// Every reference top-10 id must appear in ours with a logprob within `tol`, except an id that
+// fell just outside our top 10 because it ties with our 10th within the tolerance.
+void ExpectStepsMatch(const json& ref_steps, const json& ours, double tol,
+                      const std::string& label) {
+  ASSERT_EQ(ours.size(), ref_steps.size()) << label;
+  double worst = 0;
+  for (size_t s = 0; s < ref_steps.size(); ++s) {
+    std::map<int, double> got;
+    double our_last = 0;
+    for (const auto& e : ours[s]) {
+      got[e["id"].get<int>()] = e["logprob"].get<double>();
+      our_last = e["logprob"].get<double>();
+    }
+    for (const auto& ref : ref_steps[s]["top"]) {
+      double ref_lp = ref["logprob"].get<double>();
+      auto it = got.find(ref["id"].get<int>());
+      if (it == got.end()) {
+        EXPECT_LE(std::fabs(ref_lp - our_last), tol) << label << " step " << s << " id " << ref["id"];
+        continue;
+      }
+      worst = std::max(worst, std::fabs(it->second - ref_lp));
+      EXPECT_LE(std::fabs(it->second - ref_lp), tol) << label << " step " << s << " id " << ref["id"];
+    }
+  }
+  std::printf("%s: max |logprob - ref| = %.2e (tolerance %.0e)\n", label.c_str(), worst, tol);
+}
+
+void CheckModel(const std::string& stem, double tol) {
+  std::string model = SharedDir() + "/" + stem + ".gguf";
+  std::ifstream refs_file(SharedDir() + "/" + stem + ".refs.json");
+  if (!std::filesystem::exists(model) || !refs_file) {
+    GTEST_SKIP() << "reference model " << model << " not found; set DS_SHARED_DIR";
+  }
+  json refs = json::parse(refs_file);
+  for (const auto& prompt : refs["prompts"]) {
+    const std::string label = stem + "/" + prompt["name"].get<std::string>();
+    json ours = RunJson(model, "--prompt-ids " + JoinIds(prompt["prompt_ids"]));
+    ASSERT_FALSE(ours.is_discarded()) << label;
+    EXPECT_EQ(ours["generated_ids"], prompt["generated_ids"]) << label;
+    json ref_steps = prompt["steps"];
+    if (prompt.contains("f32_activation_reference")) {
+      // F16 weights with f32 activations: held to the F32-activation reference (SCHEMA.md §6).
+      for (size_t s = 0; s < ref_steps.size(); ++s) {
+        ref_steps[s]["top"] = prompt["f32_activation_reference"]["steps"][s]["top"];
+      }
+    }
+    ExpectStepsMatch(ref_steps, ours["top_logprobs"], tol, label);
+    if (prompt["kind"] != "ids") {
+      json by_text = RunJson(model, "-p " + Quote(prompt["text"].get<std::string>()));
+      ASSERT_FALSE(by_text.is_discarded()) << label;
+      EXPECT_EQ(by_text["prompt_ids"], prompt["prompt_ids"]) << label << " (tokenised from text)";
+      EXPECT_EQ(by_text["generated_ids"], prompt["generated_ids"]) << label << " (from text)";
+    }
+  }
+}
+
+TEST(ConformanceTest, Stories260K) { CheckModel("models/stories260K", 1e-3); }
+TEST(ConformanceTest, Qwen35Moe) { CheckModel("testdata/hybrid/qwen35moe-pub", 1e-3); }
+TEST(ConformanceTest, Qwen35DenseF16) { CheckModel("testdata/hybrid/qwen35-pub", 1e-3); }
+TEST(ConformanceTest, Qwen3Next) { CheckModel("testdata/hybrid/qwen3next-pub", 1e-3); }
+
+}  // namespace

@@ -1,0 +1,33 @@
+// deltaserve: one binary, several subcommands (run, make-model, ...).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <map>
+
+#include "apps/commands.h"
+#include "base/log.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"deltaserve: an inference server for hybrid-attention language models"};
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "debug, info, warn, error or off")
+      ->envname("DELTASERVE_LOG_LEVEL");
+
+  std::map<CLI::App*, ds::apps::CommandFn> commands;
+  CLI::App* run = app.add_subcommand("run", "generate text from a prompt and print timings");
+  commands[run] = ds::apps::RegisterRun(run);
+  CLI::App* make_model =
+      app.add_subcommand("make-model", "write a GGUF model with seeded random weights");
+  commands[make_model] = ds::apps::RegisterMakeModel(make_model);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  ds::SetLogLevel(log_level);
+  for (auto& [sub, fn] : commands) {
+    if (sub->parsed()) return fn();
+  }
+  return 1;
+}

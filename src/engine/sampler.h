@@ -1,0 +1,53 @@
+// Turns logits into the next token id: penalties, then temperature, top-k, top-p and min-p
+// filtering, then a seeded draw. Temperature <= 0 is greedy (argmax of the penalised logits).
+// Thread safety: a Sampler belongs to one request.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace ds::engine {
+
+struct SamplingParams {
+  float temperature = 0.8f;
+  int64_t top_k = 40;        // <= 0 disables
+  float top_p = 0.95f;       // >= 1 disables
+  float min_p = 0.05f;       // <= 0 disables
+  uint64_t seed = 0;
+  float repeat_penalty = 1.0f;  // 1 disables; llama.cpp semantics over the last repeat_last_n ids
+  int64_t repeat_last_n = 64;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(SamplingParams params);
+
+  // Picks the next id from logits[n_vocab]; `history` holds the ids seen so far (prompt and
+  // generated) for the repetition penalty. Does not modify `logits`.
+  int32_t Sample(std::span<const float> logits, std::span<const int32_t> history);
+
+ private:
+  struct Candidate {
+    int32_t id;
+    float logit;
+  };
+  void ApplyRepeatPenalty(std::span<const int32_t> history);
+  void KeepTopK();
+  void SoftmaxAndFilter();
+
+  SamplingParams params_;
+  std::mt19937_64 rng_;
+  std::vector<Candidate> candidates_;
+  std::vector<float> probs_;
+};
+
+// The k best {id, log-softmax} over the full vocabulary of raw logits, best first.
+struct TokenLogprob {
+  int32_t id;
+  float logprob;
+};
+std::vector<TokenLogprob> TopLogprobs(std::span<const float> logits, int64_t k);
+
+}  // namespace ds::engine

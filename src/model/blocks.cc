@@ -1,0 +1,40 @@
+#include "model/blocks.h"
+
+#include "model/weights.h"
+
+namespace ds::model {
+
+void EmbedTokens(const kernels::MatrixView& embedding, std::span<const int32_t> tokens,
+                 float* x) {
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    DequantizeMatrixRow(embedding, tokens[t], x + t * embedding.n_cols);
+  }
+}
+
+void RmsNormRows(const float* x, const float* weight, int64_t rows, int64_t width, float eps,
+                 float* y) {
+  for (int64_t r = 0; r < rows; ++r) kernels::RmsNorm(x + r * width, weight, width, eps, y + r * width);
+}
+
+void AddInPlace(float* x, const float* y, int64_t n) { kernels::Axpy(1.0f, y, n, x); }
+
+void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int64_t n_tokens,
+            float* y, ThreadPool* pool) {
+  if (n_tokens == 1) {
+    kernels::MatVec(w, x, y, pool);
+  } else {
+    kernels::MatMul(w, x, n_tokens, y, pool);
+  }
+  if (bias == nullptr) return;
+  for (int64_t t = 0; t < n_tokens; ++t) AddInPlace(y + t * w.n_rows, bias, w.n_rows);
+}
+
+void SwiGluFfn(const FfnWeights& w, const float* x, int64_t n_tokens, float* gate_buf,
+               float* up_buf, float* out, ThreadPool* pool) {
+  Linear(w.gate, nullptr, x, n_tokens, gate_buf, pool);
+  Linear(w.up, nullptr, x, n_tokens, up_buf, pool);
+  kernels::SwiGlu(gate_buf, up_buf, n_tokens * w.gate.n_rows, gate_buf);
+  Linear(w.down, nullptr, gate_buf, n_tokens, out, pool);
+}
+
+}  // namespace ds::model

@@ -1,0 +1,37 @@
+// Building blocks shared by the architecture files: row-wise norms, embedding lookup and the
+// SwiGLU feed-forward. Each works on a batch of token rows, x[n_tokens][width].
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+
+namespace ds::model {
+
+// x[t] = dequantised row tokens[t] of the embedding matrix {n_embd, n_vocab}.
+void EmbedTokens(const kernels::MatrixView& embedding, std::span<const int32_t> tokens, float* x);
+
+// y[t] = rmsnorm(x[t]) * weight for each of `rows` rows of `width`. y may alias x.
+void RmsNormRows(const float* x, const float* weight, int64_t rows, int64_t width, float eps,
+                 float* y);
+
+// x += y over n elements.
+void AddInPlace(float* x, const float* y, int64_t n);
+
+// y[t][n_rows] = W x[t] + bias (bias may be null).
+void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int64_t n_tokens,
+            float* y, ThreadPool* pool);
+
+// Scratch buffers for a SwiGLU FFN over n_tokens rows of width n_ff.
+struct FfnWeights {
+  kernels::MatrixView gate;  // {n_embd, n_ff}
+  kernels::MatrixView up;    // {n_embd, n_ff}
+  kernels::MatrixView down;  // {n_ff, n_embd}
+};
+// out[t] = down(silu(gate x[t]) * up x[t]); gate_buf and up_buf hold n_tokens * n_ff floats.
+void SwiGluFfn(const FfnWeights& w, const float* x, int64_t n_tokens, float* gate_buf,
+               float* up_buf, float* out, ThreadPool* pool);
+
+}  // namespace ds::model

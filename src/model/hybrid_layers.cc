@@ -1,0 +1,198 @@
+#include "model/hybrid_layers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace ds::model {
+namespace {
+
+void Fit(std::vector<float>* buf, int64_t size) {
+  if (static_cast<int64_t>(buf->size()) < size) buf->resize(size);
+}
+
+}  // namespace
+
+void DeltaNetMixer::Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, const float* xn,
+                          int64_t n_tokens, ThreadPool* pool) {
+  const int64_t hv = dims.num_v_heads;
+  Fit(&b_, n_tokens * hv);
+  Fit(&a_, n_tokens * hv);
+  if (w.fused_ba) {
+    // Rows per key head g: [b for value heads g*r..g*r+r-1 | a for the same heads].
+    const int64_t r = hv / dims.num_k_heads;
+    Fit(&ba_, n_tokens * 2 * hv);
+    Linear(w.ba, nullptr, xn, n_tokens, ba_.data(), pool);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      for (int64_t h = 0; h < hv; ++h) {
+        const float* group = ba_.data() + t * 2 * hv + (h / r) * 2 * r;
+        b_[t * hv + h] = group[h % r];
+        a_[t * hv + h] = group[r + h % r];
+      }
+    }
+  } else {
+    Linear(w.beta, nullptr, xn, n_tokens, b_.data(), pool);
+    Linear(w.alpha, nullptr, xn, n_tokens, a_.data(), pool);
+  }
+  Fit(&beta_, n_tokens * hv);
+  Fit(&g_, n_tokens * hv);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t h = 0; h < hv; ++h) {
+      beta_[t * hv + h] = kernels::Sigmoid(b_[t * hv + h]);
+      g_[t * hv + h] = kernels::Softplus(a_[t * hv + h] + w.dt_bias[h]) * w.ssm_a[h];
+    }
+  }
+}
+
+void DeltaNetMixer::Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, const float* xn,
+                            int64_t n_tokens, float* conv_state, float* ssm_state, float* out,
+                            ThreadPool* pool) {
+  const int64_t conv_dim = dims.conv_dim();
+  const int64_t key_dim = dims.key_dim();
+  const int64_t dk = dims.head_dim;
+  Fit(&mixed_, n_tokens * conv_dim);
+  Fit(&z_, n_tokens * dims.value_dim());
+  Fit(&o_, n_tokens * dims.value_dim());
+  Linear(w.qkv, nullptr, xn, n_tokens, mixed_.data(), pool);
+  Linear(w.gate, nullptr, xn, n_tokens, z_.data(), pool);
+  Gates(dims, w, xn, n_tokens, pool);
+
+  kernels::CausalConv1dSilu(mixed_.data(), n_tokens, conv_dim, w.conv, dims.conv_kernel,
+                            conv_state, mixed_.data(), pool);
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    float* row = mixed_.data() + t * conv_dim;
+    kernels::L2NormalizeHeads(row, dims.num_k_heads, dk, dims.eps, q_scale);
+    kernels::L2NormalizeHeads(row + key_dim, dims.num_k_heads, dk, dims.eps, 1.0f);
+  }
+
+  kernels::GatedDeltaArgs args;
+  args.q = mixed_.data();
+  args.k = mixed_.data() + key_dim;
+  args.v = mixed_.data() + 2 * key_dim;
+  args.g = g_.data();
+  args.beta = beta_.data();
+  args.q_stride = args.k_stride = args.v_stride = conv_dim;
+  args.n_tokens = n_tokens;
+  args.num_k_heads = dims.num_k_heads;
+  args.num_v_heads = dims.num_v_heads;
+  args.head_dim_k = dk;
+  args.head_dim_v = dk;
+  args.mapping = dims.mapping;
+  args.state = ssm_state;
+  args.out = o_.data();
+  if (n_tokens == 1) {
+    kernels::GatedDeltaRecurrent(args, pool);
+  } else {
+    kernels::GatedDeltaChunked(args, pool);
+  }
+  kernels::GatedRmsNorm(o_.data(), z_.data(), w.norm, n_tokens * dims.num_v_heads, dk, dims.eps);
+  Linear(w.out, nullptr, o_.data(), n_tokens, out, pool);
+}
+
+void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights& w,
+                                  const float* xn, int64_t n_tokens, int layer,
+                                  state::SequenceState* state, float* out, ThreadPool* pool) {
+  const int64_t hd = hp.head_dim;
+  const int64_t q_dim = hp.n_head * hd;
+  const int64_t kv_dim = hp.n_head_kv * hd;
+  const int64_t first_pos = state->num_tokens();
+  Fit(&q_gate_, n_tokens * 2 * q_dim);
+  Fit(&q_, n_tokens * q_dim);
+  Fit(&k_, n_tokens * kv_dim);
+  Fit(&v_, n_tokens * kv_dim);
+  Fit(&attn_, n_tokens * q_dim);
+
+  Linear(w.q, nullptr, xn, n_tokens, q_gate_.data(), pool);
+  Linear(w.k, nullptr, xn, n_tokens, k_.data(), pool);
+  Linear(w.v, nullptr, xn, n_tokens, v_.data(), pool);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t h = 0; h < hp.n_head; ++h) {
+      std::memcpy(q_.data() + (t * hp.n_head + h) * hd, q_gate_.data() + (t * hp.n_head + h) * 2 * hd,
+                  hd * sizeof(float));
+    }
+  }
+  RmsNormRows(q_.data(), w.q_norm, n_tokens * hp.n_head, hd, hp.rms_eps, q_.data());
+  RmsNormRows(k_.data(), w.k_norm, n_tokens * hp.n_head_kv, hd, hp.rms_eps, k_.data());
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    kernels::Rope(q_.data() + t * q_dim, hp.n_head, hd, hp.n_rot, first_pos + t,
+                  hp.rope_freq_base, kernels::RopeStyle::kNeox);
+    kernels::Rope(k_.data() + t * kv_dim, hp.n_head_kv, hd, hp.n_rot, first_pos + t,
+                  hp.rope_freq_base, kernels::RopeStyle::kNeox);
+  }
+  std::memcpy(state->keys(layer) + first_pos * kv_dim, k_.data(), n_tokens * kv_dim * 4);
+  std::memcpy(state->values(layer) + first_pos * kv_dim, v_.data(), n_tokens * kv_dim * 4);
+
+  kernels::AttentionArgs args;
+  args.q = q_.data();
+  args.k_cache = state->keys(layer);
+  args.v_cache = state->values(layer);
+  args.n_tokens = n_tokens;
+  args.n_heads = hp.n_head;
+  args.n_kv_heads = hp.n_head_kv;
+  args.head_dim = hd;
+  args.first_pos = first_pos;
+  args.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  args.out = attn_.data();
+  kernels::Attention(args, pool);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t h = 0; h < hp.n_head; ++h) {
+      float* o = attn_.data() + (t * hp.n_head + h) * hd;
+      const float* gate = q_gate_.data() + (t * hp.n_head + h) * 2 * hd + hd;
+      for (int64_t i = 0; i < hd; ++i) o[i] *= kernels::Sigmoid(gate[i]);
+    }
+  }
+  Linear(w.out, nullptr, attn_.data(), n_tokens, out, pool);
+}
+
+void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
+                     float* out, ThreadPool* pool) {
+  const int64_t n_embd = hp.n_embd;
+  const int64_t n_expert = hp.n_expert;
+  const int64_t top_k = hp.n_expert_used;
+  Fit(&router_logits_, n_tokens * n_expert);
+  Fit(&weights_, n_tokens * top_k);
+  if (static_cast<int64_t>(chosen_.size()) < n_tokens * top_k) chosen_.resize(n_tokens * top_k);
+  Linear(w.router, nullptr, xn, n_tokens, router_logits_.data(), pool);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    float* probs = router_logits_.data() + t * n_expert;
+    kernels::Softmax(probs, n_expert);
+    int32_t* chosen = chosen_.data() + t * top_k;
+    kernels::TopK(probs, n_expert, top_k, chosen);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < top_k; ++j) sum += probs[chosen[j]];
+    for (int64_t j = 0; j < top_k; ++j) weights_[t * top_k + j] = probs[chosen[j]] / sum;
+  }
+
+  const int64_t n_ff = std::max(hp.n_ff_expert, hp.n_ff_shared_expert);
+  Fit(&gathered_, n_tokens * n_embd);
+  Fit(&expert_out_, n_tokens * n_embd);
+  Fit(&gate_buf_, n_tokens * n_ff);
+  Fit(&up_buf_, n_tokens * n_ff);
+  std::fill(out, out + n_tokens * n_embd, 0.0f);
+  for (int64_t e = 0; e < n_expert; ++e) {
+    rows_.clear();
+    for (int64_t i = 0; i < n_tokens * top_k; ++i) {
+      if (chosen_[i] == e) rows_.push_back(i);
+    }
+    if (rows_.empty()) continue;
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      std::memcpy(gathered_.data() + r * n_embd, xn + (rows_[r] / top_k) * n_embd,
+                  n_embd * sizeof(float));
+    }
+    SwiGluFfn(w.experts[e], gathered_.data(), static_cast<int64_t>(rows_.size()),
+              gate_buf_.data(), up_buf_.data(), expert_out_.data(), pool);
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      kernels::Axpy(weights_[rows_[r]], expert_out_.data() + r * n_embd, n_embd,
+                    out + (rows_[r] / top_k) * n_embd);
+    }
+  }
+
+  SwiGluFfn(w.shared, xn, n_tokens, gate_buf_.data(), up_buf_.data(), expert_out_.data(), pool);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    float gate = kernels::Sigmoid(kernels::Dot(w.shared_gate, xn + t * n_embd, n_embd));
+    kernels::Axpy(gate, expert_out_.data() + t * n_embd, n_embd, out + t * n_embd);
+  }
+}
+
+}  // namespace ds::model

@@ -1,0 +1,101 @@
+// The three layer pieces of the hybrid Qwen models (qwen35, qwen35moe, qwen3next): the Gated
+// DeltaNet mixer, the gated full-attention mixer and the MoE feed-forward with a shared expert.
+// Each takes normalised input rows xn[n_tokens][n_embd] and writes out[n_tokens][n_embd]; the
+// scratch structs own their buffers, grown to the largest batch seen, so decode never allocates.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/gated_delta.h"
+#include "kernels/kernels.h"
+#include "model/blocks.h"
+#include "model/hparams.h"
+#include "state/sequence_state.h"
+
+namespace ds::model {
+
+struct DeltaNetWeights {
+  kernels::MatrixView qkv;    // {n_embd, 2*key_dim + value_dim}: rows [q | k | v]
+  kernels::MatrixView gate;   // {n_embd, value_dim}: z
+  kernels::MatrixView beta;   // {n_embd, Hv}; unused when `ba` is fused (qwen3next)
+  kernels::MatrixView alpha;  // {n_embd, Hv}
+  kernels::MatrixView ba;     // {n_embd, 2*Hv}, rows per key head [b x r | a x r], r = Hv/Hk
+  bool fused_ba = false;
+  const float* conv = nullptr;     // [conv_dim][kernel]
+  const float* dt_bias = nullptr;  // [Hv]
+  const float* ssm_a = nullptr;    // [Hv], = -exp(A_log)
+  const float* norm = nullptr;     // [dv], stored raw
+  kernels::MatrixView out;    // {value_dim, n_embd}
+};
+
+struct DeltaNetDims {
+  int64_t n_embd, num_k_heads, num_v_heads, head_dim, conv_kernel;
+  float eps;
+  kernels::KeyHeadMapping mapping;
+
+  int64_t key_dim() const { return num_k_heads * head_dim; }
+  int64_t value_dim() const { return num_v_heads * head_dim; }
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+};
+
+class DeltaNetMixer {
+ public:
+  // Advances the layer's recurrent slots by n_tokens. Batches of more than one token use the
+  // chunked form; single tokens use the recurrence.
+  void Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, const float* xn,
+               int64_t n_tokens, float* conv_state, float* ssm_state, float* out,
+               ThreadPool* pool);
+
+ private:
+  void Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, const float* xn,
+             int64_t n_tokens, ThreadPool* pool);
+
+  std::vector<float> mixed_, z_, b_, a_, ba_, g_, beta_, o_;
+};
+
+struct GatedAttentionWeights {
+  kernels::MatrixView q;  // {n_embd, 2*H*hd}: per head [q_h | gate_h]
+  kernels::MatrixView k;  // {n_embd, Hkv*hd}
+  kernels::MatrixView v;  // {n_embd, Hkv*hd}
+  const float* q_norm = nullptr;  // [hd]
+  const float* k_norm = nullptr;  // [hd]
+  kernels::MatrixView out;  // {H*hd, n_embd}
+};
+
+class GatedAttentionMixer {
+ public:
+  // Appends the tokens' K and V to the state's rows of `layer` (positions num_tokens()...) and
+  // attends causally. REQUIRES: state->Reserve() covers the new tokens.
+  void Forward(const HParams& hp, const GatedAttentionWeights& w, const float* xn,
+               int64_t n_tokens, int layer, state::SequenceState* state, float* out,
+               ThreadPool* pool);
+
+ private:
+  std::vector<float> q_gate_, q_, k_, v_, attn_;
+};
+
+struct MoeWeights {
+  kernels::MatrixView router;  // {n_embd, n_expert}
+  std::vector<FfnWeights> experts;
+  FfnWeights shared;
+  const float* shared_gate = nullptr;  // [n_embd]
+};
+
+class MoeFfn {
+ public:
+  // out = sum over the top-k experts of renormalised softmax weight * expert(xn)
+  //       + sigmoid(shared_gate . xn) * shared(xn). Tokens are grouped by expert so each expert's
+  // weights are read once per batch.
+  void Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
+               float* out, ThreadPool* pool);
+
+ private:
+  std::vector<float> router_logits_, gathered_, expert_out_, gate_buf_, up_buf_;
+  std::vector<int32_t> chosen_;    // [n_tokens][k]
+  std::vector<float> weights_;     // [n_tokens][k]
+  std::vector<int64_t> rows_;      // flattened (token, slot) indices routed to one expert
+};
+
+}  // namespace ds::model

@@ -1,0 +1,84 @@
+#include "model/weights.h"
+
+#include "tensor/quant.h"
+
+namespace ds::model {
+namespace {
+
+std::string ShapeString(const std::vector<int64_t>& ne) {
+  std::string out = "{";
+  for (size_t i = 0; i < ne.size(); ++i) out += (i ? ", " : "") + std::to_string(ne[i]);
+  return out + "}";
+}
+
+}  // namespace
+
+StatusOr<const gguf::TensorInfo*> WeightBinder::Find(const std::string& name,
+                                                     const std::vector<int64_t>& ne) {
+  const gguf::TensorInfo* info = file_.FindTensor(name);
+  if (info == nullptr) {
+    return InvalidArgumentError(file_.display_name() + ": missing tensor '" + name + "'");
+  }
+  if (info->ne != ne) {
+    return InvalidArgumentError(file_.display_name() + ": tensor '" + name + "' has shape " +
+                                ShapeString(info->ne) + ", expected " + ShapeString(ne));
+  }
+  return info;
+}
+
+StatusOr<kernels::MatrixView> WeightBinder::Matrix(const std::string& name, int64_t n_cols,
+                                                   int64_t n_rows) {
+  DS_ASSIGN_OR_RETURN(const gguf::TensorInfo* info, Find(name, {n_cols, n_rows}));
+  if (!tensor::Traits(info->type).is_weight_type) {
+    return InvalidArgumentError(file_.display_name() + ": tensor '" + name + "' has type " +
+                                std::string(tensor::DTypeName(info->type)) +
+                                ", which is not supported for weights");
+  }
+  return kernels::MatrixView{info->data, info->type, n_rows, n_cols,
+                             tensor::RowBytes(info->type, n_cols)};
+}
+
+StatusOr<std::vector<kernels::MatrixView>> WeightBinder::MatrixStack(const std::string& name,
+                                                                     int64_t n_cols,
+                                                                     int64_t n_rows,
+                                                                     int64_t n_mats) {
+  DS_ASSIGN_OR_RETURN(const gguf::TensorInfo* info, Find(name, {n_cols, n_rows, n_mats}));
+  if (!tensor::Traits(info->type).is_weight_type) {
+    return InvalidArgumentError(file_.display_name() + ": tensor '" + name + "' has type " +
+                                std::string(tensor::DTypeName(info->type)) +
+                                ", which is not supported for weights");
+  }
+  int64_t row_bytes = tensor::RowBytes(info->type, n_cols);
+  std::vector<kernels::MatrixView> views;
+  for (int64_t m = 0; m < n_mats; ++m) {
+    views.push_back({info->data + m * n_rows * row_bytes, info->type, n_rows, n_cols, row_bytes});
+  }
+  return views;
+}
+
+StatusOr<const float*> WeightBinder::Vector(const std::string& name, int64_t n) {
+  return Floats(name, {n});
+}
+
+StatusOr<const float*> WeightBinder::Floats(const std::string& name, std::vector<int64_t> ne) {
+  DS_ASSIGN_OR_RETURN(const gguf::TensorInfo* info, Find(name, ne));
+  switch (info->type) {
+    case tensor::DType::kF32:
+    case tensor::DType::kF16:
+    case tensor::DType::kBF16:
+      break;
+    default:
+      return InvalidArgumentError(file_.display_name() + ": tensor '" + name + "' has type " +
+                                  std::string(tensor::DTypeName(info->type)) +
+                                  ", expected f32, f16 or bf16");
+  }
+  std::vector<float>& values = owned_floats_.emplace_back(info->num_elements());
+  tensor::DequantizeRow(info->type, info->data, values.data(), info->num_elements());
+  return values.data();
+}
+
+void DequantizeMatrixRow(const kernels::MatrixView& matrix, int64_t row, float* dst) {
+  tensor::DequantizeRow(matrix.type, matrix.row(row), dst, matrix.n_cols);
+}
+
+}  // namespace ds::model

@@ -1,0 +1,43 @@
+// Binds GGUF tensors to the views the kernels take, checking each tensor's presence, shape and
+// dtype with errors naming the tensor. Small vectors (norm weights, biases) are converted to f32
+// and owned here, so model code always reads f32 vectors.
+// Thread safety: binding happens at load time; the views are immutable afterwards.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "gguf/gguf.h"
+#include "kernels/kernels.h"
+
+namespace ds::model {
+
+class WeightBinder {
+ public:
+  explicit WeightBinder(const gguf::File& file) : file_(file) {}
+
+  bool Has(const std::string& name) const { return file_.FindTensor(name) != nullptr; }
+
+  // A 2-D weight {n_cols, n_rows} in GGUF order (n_rows rows of n_cols elements).
+  StatusOr<kernels::MatrixView> Matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
+  // A 3-D stack of `n_mats` matrices {n_cols, n_rows, n_mats}; returns one view per matrix.
+  StatusOr<std::vector<kernels::MatrixView>> MatrixStack(const std::string& name, int64_t n_cols,
+                                                         int64_t n_rows, int64_t n_mats);
+  // A 1-D tensor of n elements converted to f32 (owned by this binder).
+  StatusOr<const float*> Vector(const std::string& name, int64_t n);
+  // Like Vector, but a 2-D {n_cols, n_rows} tensor flattened row by row.
+  StatusOr<const float*> Floats(const std::string& name, std::vector<int64_t> ne);
+
+ private:
+  StatusOr<const gguf::TensorInfo*> Find(const std::string& name, const std::vector<int64_t>& ne);
+
+  const gguf::File& file_;
+  std::deque<std::vector<float>> owned_floats_;
+};
+
+// dst[0..n_cols) = row `row` of `matrix`, dequantised.
+void DequantizeMatrixRow(const kernels::MatrixView& matrix, int64_t row, float* dst);
+
+}  // namespace ds::model
