@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   CLI::App* make_model =
       app.add_subcommand("make-model", "write a GGUF model with seeded random weights");
   commands[make_model] = ds::apps::RegisterMakeModel(make_model);
+  CLI::App* bench_model = app.add_subcommand(
+      "bench-model", "measure prefill and decode tok/s and the memory read bandwidth");
+  commands[bench_model] = ds::apps::RegisterBenchModel(bench_model);
 
   try {
     app.parse(argc, argv);

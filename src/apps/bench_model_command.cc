@@ -1,0 +1,132 @@
+// `deltaserve bench-model`: prefill (ppN) and decode (tgN) throughput at several context depths,
+// like llama-bench, next to this machine's measured memory read bandwidth so that the figures
+// can be read as fractions of the hardware floor.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include "apps/commands.h"
+#include "apps/loaded_model.h"
+#include "apps/memory_bandwidth.h"
+#include "base/clock.h"
+
+namespace ds::apps {
+namespace {
+
+struct BenchFlags {
+  std::string model_path;
+  int64_t n_prompt = 512;
+  int64_t n_gen = 128;
+  std::vector<int64_t> depths = {0, 4096};
+  int repetitions = 3;
+  int threads = 0;
+};
+
+struct Sample {
+  double mean = 0;
+  double stddev = 0;
+};
+
+Sample Summarise(const std::vector<double>& rates) {
+  Sample s;
+  s.mean = std::accumulate(rates.begin(), rates.end(), 0.0) / rates.size();
+  for (double r : rates) s.stddev += (r - s.mean) * (r - s.mean);
+  s.stddev = rates.size() > 1 ? std::sqrt(s.stddev / (rates.size() - 1)) : 0.0;
+  return s;
+}
+
+std::vector<int32_t> RandomTokens(int64_t count, int64_t n_vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> ids(count);
+  for (auto& id : ids) id = static_cast<int32_t>(rng() % n_vocab);
+  return ids;
+}
+
+// Tokens per second of one run from `base` (a snapshot at the depth): a prompt of n_prompt tokens
+// in chunks of 512, or n_gen single-token decode steps.
+StatusOr<double> TimeOnce(model::Model& model, const std::vector<uint8_t>& base, int64_t ctx,
+                          int64_t n_prompt, int64_t n_gen, ThreadPool* pool, int rep) {
+  state::SequenceState state(model.StateLayoutFor(ctx));
+  DS_RETURN_IF_ERROR(state.Restore(base));
+  const int64_t n_vocab = model.hparams().n_vocab;
+  std::vector<float> logits(n_vocab);
+  int64_t count = n_prompt > 0 ? n_prompt : n_gen;
+  std::vector<int32_t> ids = RandomTokens(count, n_vocab, 1000 + rep);
+  Clock::time_point start = Clock::now();
+  if (n_prompt > 0) {
+    for (int64_t begin = 0; begin < n_prompt; begin += 512) {
+      int64_t n = std::min<int64_t>(512, n_prompt - begin);
+      DS_RETURN_IF_ERROR(model.Forward(std::span<const int32_t>(ids).subspan(begin, n), &state,
+                                       model::LogitsMode::kLast, logits.data(), pool));
+    }
+  } else {
+    for (int64_t i = 0; i < n_gen; ++i) {
+      DS_RETURN_IF_ERROR(model.Forward(std::span<const int32_t>(&ids[i], 1), &state,
+                                       model::LogitsMode::kLast, logits.data(), pool));
+    }
+  }
+  return count / SecondsSince(start);
+}
+
+Status Bench(const BenchFlags& flags) {
+  DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
+  model::Model& model = *loaded.model;
+  ThreadPool pool(flags.threads);
+  std::printf("memory read bandwidth: %.2f GB/s (%d threads)\n",
+              MeasureReadBandwidthGBps(&pool), pool.num_threads());
+  const double size_mib = loaded.file->bytes().size() / 1048576.0;
+  std::printf("| model | size | threads | test | t/s |\n|---|---|---|---|---|\n");
+  for (int64_t depth : flags.depths) {
+    const int64_t ctx = depth + std::max(flags.n_prompt, flags.n_gen) + 1;
+    state::SequenceState warm(model.StateLayoutFor(ctx));
+    std::vector<float> logits(model.hparams().n_vocab);
+    std::vector<int32_t> prefix = RandomTokens(depth, model.hparams().n_vocab, 7);
+    for (int64_t begin = 0; begin < depth; begin += 512) {
+      int64_t n = std::min<int64_t>(512, depth - begin);
+      DS_RETURN_IF_ERROR(model.Forward(std::span<const int32_t>(prefix).subspan(begin, n), &warm,
+                                       model::LogitsMode::kLast, logits.data(), &pool));
+    }
+    const std::vector<uint8_t> base = warm.Snapshot();
+    for (bool prefill : {true, false}) {
+      std::vector<double> rates;
+      for (int rep = 0; rep < flags.repetitions; ++rep) {
+        DS_ASSIGN_OR_RETURN(double rate,
+                            TimeOnce(model, base, ctx, prefill ? flags.n_prompt : 0,
+                                     prefill ? 0 : flags.n_gen, &pool, rep));
+        rates.push_back(rate);
+      }
+      Sample s = Summarise(rates);
+      std::string test = (prefill ? "pp" + std::to_string(flags.n_prompt)
+                                  : "tg" + std::to_string(flags.n_gen)) +
+                         (depth > 0 ? " @ d" + std::to_string(depth) : "");
+      std::printf("| %s | %.1f MiB | %d | %s | %.2f ± %.2f |\n", model.hparams().arch.c_str(),
+                  size_mib, pool.num_threads(), test.c_str(), s.mean, s.stddev);
+      std::fflush(stdout);
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+CommandFn RegisterBenchModel(CLI::App* app) {
+  auto flags = std::make_shared<BenchFlags>();
+  app->add_option("-m,--model", flags->model_path, "GGUF model (default: the embedded model)");
+  app->add_option("-p,--n-prompt", flags->n_prompt, "prompt tokens per prefill test")
+      ->capture_default_str();
+  app->add_option("-n,--n-gen", flags->n_gen, "tokens per decode test")->capture_default_str();
+  app->add_option("-d,--depths", flags->depths, "context depths to test at")
+      ->capture_default_str();
+  app->add_option("-r,--repetitions", flags->repetitions, "runs per test")->capture_default_str();
+  app->add_option("-t,--threads", flags->threads, "threads (default: one per CPU)");
+  return [flags] {
+    Status status = Bench(*flags);
+    if (status.ok()) return 0;
+    std::fprintf(stderr, "deltaserve bench-model: %s\n", status.message().c_str());
+    return 1;
+  };
+}
+
+}  // namespace ds::apps

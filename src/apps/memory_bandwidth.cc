@@ -1,0 +1,52 @@
+#include "apps/memory_bandwidth.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "base/clock.h"
+
+namespace ds::apps {
+namespace {
+
+constexpr int64_t kBufferBytes = int64_t{1} << 30;  // far past any last-level cache
+constexpr int kPasses = 5;
+
+// Eight independent accumulators let the compiler vectorise and keep loads in flight.
+float SumRange(const float* data, int64_t begin, int64_t end) {
+  float acc[8] = {};
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += data[i + j];
+  }
+  for (; i < end; ++i) acc[0] += data[i];
+  float total = 0;
+  for (float a : acc) total += a;
+  return total;
+}
+
+}  // namespace
+
+double MeasureReadBandwidthGBps(ThreadPool* pool) {
+  const int64_t n = kBufferBytes / sizeof(float);
+  std::vector<float> buffer(n, 1.0f);
+  std::mutex mu;
+  float total = 0;  // read at the end so the loads cannot be optimised away
+  double best = 0;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    Clock::time_point start = Clock::now();
+    pool->ParallelFor(n, n / pool->num_threads() + 1, [&](int64_t begin, int64_t end) {
+      float sum = SumRange(buffer.data(), begin, end);
+      std::lock_guard<std::mutex> lock(mu);
+      total += sum;
+    });
+    double seconds = SecondsSince(start);
+    best = std::max(best, kBufferBytes / seconds / 1e9);
+  }
+  volatile float sink = total;
+  (void)sink;
+  return best;
+}
+
+}  // namespace ds::apps
