@@ -1,9 +1,14 @@
 // GGUF v2/v3 reader and writer.
 // The reader validates everything it reads (magic, version, counts, string lengths, value types,
-// tensor dims, dtypes, offsets and sizes inside the file) and reports the first problem as a
-// Status naming it; it never crashes on a malformed file. Tensor data is not copied: a File
-// views an mmap'd file or a caller-owned buffer that must outlive it.
-// Thread safety: a File is immutable after Open and may be read from any thread.
+// array nesting, tensor dims, dtypes, duplicate keys and names, alignment, offsets and sizes
+// inside the file) and reports the first problem as a Status "<display_name>: <where>: <what>"
+// (InvalidArgument; Unimplemented for v1, v4+ and big-endian files); it never crashes on a
+// malformed file, and what a file can make it allocate is bounded (kMax* below). Tensor data is
+// not copied: a File views an mmap'd file or a caller-owned buffer that must outlive it.
+// The Writer treats inconsistent input (a Value whose type disagrees with its data, tensor data
+// of the wrong size) as a programmer error: DS_CHECK.
+// Thread safety: a File is immutable after Open and may be read from any thread; a Writer is a
+// plain value for one thread.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +41,20 @@ enum class ValueType : uint32_t {
   kFloat64 = 12,
 };
 
+// "u8", "i32", "f64", "string", "array", ...
 std::string_view ValueTypeName(ValueType type);
+
+// Data alignment when the file has no `general.alignment` key (a u32, a power of two).
+inline constexpr uint64_t kDefaultAlignment = 32;
+inline constexpr std::string_view kAlignmentKey = "general.alignment";
+
+// Limits that bound what a hostile or corrupt file can make the reader allocate (a metadata value
+// costs ~50 bytes of memory however few bytes it takes in the file). Real files stay far below:
+// a 262k-token vocabulary with scores, types and merges is ~1.3M values, strings are < 1 MiB,
+// models have < 10k tensors.
+inline constexpr uint64_t kMaxMetadataValues = uint64_t{1} << 22;  // keys + array elements
+inline constexpr uint64_t kMaxStringBytes = uint64_t{64} << 20;
+inline constexpr uint64_t kMaxTensors = uint64_t{1} << 20;
 
 struct Value;
 struct Array {
@@ -50,10 +68,16 @@ struct Value {
   ValueType type = ValueType::kUint8;
   std::variant<uint64_t, int64_t, double, bool, std::string, Array> data;
 
+  static Value U8(uint8_t v) { return {ValueType::kUint8, uint64_t{v}}; }
+  static Value I8(int8_t v) { return {ValueType::kInt8, int64_t{v}}; }
+  static Value U16(uint16_t v) { return {ValueType::kUint16, uint64_t{v}}; }
+  static Value I16(int16_t v) { return {ValueType::kInt16, int64_t{v}}; }
   static Value U32(uint32_t v) { return {ValueType::kUint32, uint64_t{v}}; }
   static Value I32(int32_t v) { return {ValueType::kInt32, int64_t{v}}; }
   static Value U64(uint64_t v) { return {ValueType::kUint64, v}; }
+  static Value I64(int64_t v) { return {ValueType::kInt64, v}; }
   static Value F32(float v) { return {ValueType::kFloat32, double{v}}; }
+  static Value F64(double v) { return {ValueType::kFloat64, v}; }
   static Value Bool(bool v) { return {ValueType::kBool, v}; }
   static Value Str(std::string v) { return {ValueType::kString, std::move(v)}; }
   static Value Arr(ValueType element_type, std::vector<Value> items) {
@@ -65,7 +89,7 @@ struct TensorInfo {
   std::string name;
   std::vector<int64_t> ne;  // GGUF order: ne[0] varies fastest (row length)
   tensor::DType type = tensor::DType::kF32;
-  uint64_t offset = 0;      // from the start of the data section
+  uint64_t offset = 0;  // from the start of the data section
   uint64_t size_bytes = 0;
   const uint8_t* data = nullptr;  // inside the file's bytes
 
@@ -89,11 +113,14 @@ class File {
   uint64_t alignment() const { return alignment_; }
   const std::string& display_name() const { return display_name_; }
   std::span<const uint8_t> bytes() const { return bytes_; }
+  // Where the data section starts in bytes(); TensorInfo::offset is relative to it.
+  uint64_t data_offset() const { return data_offset_; }
 
   const std::vector<std::pair<std::string, Value>>& metadata() const { return metadata_; }
   const Value* Find(std::string_view key) const;
-  // Typed getters: NotFound when absent, InvalidArgument when the stored type does not convert
-  // (any integer width converts to any other when the value fits).
+  // Typed getters: NotFound when absent, InvalidArgument (naming the key, the expected and the
+  // stored type) when the stored type does not convert. Any integer width converts when the value
+  // fits; GetFloat accepts f32 and f64 only; bools are not integers.
   StatusOr<std::string> GetString(std::string_view key) const;
   StatusOr<uint64_t> GetUint(std::string_view key) const;
   StatusOr<int64_t> GetInt(std::string_view key) const;
@@ -112,7 +139,8 @@ class File {
   std::span<const uint8_t> bytes_;
   void* mapping_ = nullptr;  // non-null when this File owns an mmap of bytes_
   uint32_t version_ = 0;
-  uint64_t alignment_ = 32;
+  uint64_t alignment_ = kDefaultAlignment;
+  uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, Value>> metadata_;
   std::map<std::string, size_t, std::less<>> metadata_index_;
   std::vector<TensorInfo> tensors_;
@@ -126,8 +154,11 @@ class Writer {
   // `data` must hold RowBytes(type, ne[0]) * rows bytes.
   void AddTensor(std::string name, std::vector<int64_t> ne, tensor::DType type,
                  std::vector<uint8_t> data);
+  // Header, keys in order, tensor infos, then each tensor's data padded to the alignment:
+  // `general.alignment` when set (REQUIRES: a u32 power of two), else kDefaultAlignment.
   std::vector<uint8_t> Serialize() const;
-  // Writes atomically (temporary file, then rename).
+  // Writes atomically: a temporary in the same directory, fsync, rename over `path`, then fsync
+  // of the directory. On error the temporary is removed and `path` is untouched.
   Status WriteFile(const std::string& path) const;
 
  private:
