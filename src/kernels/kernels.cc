@@ -1,1 +1,89 @@
+// Public entry points other than MatVec/MatMul (matmul.cc): thin wrappers over the selected
+// kernel table, plus the kernels whose cost is not worth a per-ISA variant (Rope's rotation is
+// dominated by its sin/cos, TopK by comparisons).
 
+#include "kernels/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "base/check.h"
+#include "kernels/dispatch.h"
+#include "kernels/parallel.h"
+
+namespace ds::kernels {
+
+void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* y) {
+  DS_CHECK(n > 0);
+  internal::Table().rms_norm(x, weight, n, eps, y);
+}
+
+void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
+          RopeStyle style) {
+  DS_CHECK(n_rot % 2 == 0 && n_rot <= head_dim);
+  const int64_t half = n_rot / 2;
+  // Angles in double: pos * freq reaches 1e5 and more, where a float angle is off by ~1e-2 rad.
+  thread_local std::vector<float> cos_sin;
+  cos_sin.resize(static_cast<size_t>(2 * half));
+  for (int64_t i = 0; i < half; ++i) {
+    const double theta =
+        static_cast<double>(pos) * std::pow(static_cast<double>(freq_base), -2.0 * i / n_rot);
+    cos_sin[2 * i] = static_cast<float>(std::cos(theta));
+    cos_sin[2 * i + 1] = static_cast<float>(std::sin(theta));
+  }
+  const int64_t stride = style == RopeStyle::kNorm ? 2 : 1;      // distance between pair starts
+  const int64_t partner = style == RopeStyle::kNorm ? 1 : half;  // offset of the second element
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* head = x + h * head_dim;
+    for (int64_t i = 0; i < half; ++i) {
+      const float c = cos_sin[2 * i], s = cos_sin[2 * i + 1];
+      const float x0 = head[i * stride], x1 = head[i * stride + partner];
+      head[i * stride] = x0 * c - x1 * s;
+      head[i * stride + partner] = x0 * s + x1 * c;
+    }
+  }
+}
+
+void Attention(const AttentionArgs& args, ThreadPool* pool) {
+  DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);
+  DS_CHECK(args.head_dim > 0 && args.first_pos >= 0);
+  const internal::AttendFn attend = internal::Table().attend;
+  const int64_t n_items = args.n_tokens * args.n_heads;
+  // Work of one (token, head): about (first_pos + n_tokens) * head_dim * 2 multiply-adds.
+  const int64_t item_macs =
+      std::max<int64_t>(1, (args.first_pos + args.n_tokens) * args.head_dim * 2);
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / item_macs);
+  internal::ParallelRanges(pool, n_items, grain, [&](int64_t i0, int64_t i1) {
+    std::vector<float> scratch(
+        static_cast<size_t>(args.head_dim + internal::kAttentionPositionBlock));
+    for (int64_t i = i0; i < i1; ++i)
+      attend(args, i / args.n_heads, i % args.n_heads, scratch.data());
+  });
+}
+
+void SwiGlu(const float* gate, const float* up, int64_t n, float* out) {
+  internal::Table().swiglu(gate, up, n, out);
+}
+
+void Softmax(float* x, int64_t n) {
+  DS_CHECK(n > 0);
+  internal::Table().softmax(x, n);
+}
+
+void TopK(const float* x, int64_t n, int64_t k, int32_t* indices) {
+  DS_CHECK(k >= 0 && k <= n);
+  thread_local std::vector<int32_t> order;
+  order.resize(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
+  std::copy(order.begin(), order.begin() + k, indices);
+}
+
+float Dot(const float* a, const float* b, int64_t n) { return internal::Table().dot(a, b, n); }
+
+void Axpy(float a, const float* x, int64_t n, float* y) { internal::Table().axpy(a, x, n, y); }
+
+}  // namespace ds::kernels

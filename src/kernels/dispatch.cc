@@ -1,0 +1,122 @@
+#include "kernels/dispatch.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "base/check.h"
+#include "base/log.h"
+
+namespace ds::kernels {
+namespace internal {
+namespace {
+
+const KernelTable& TableFor(Isa isa) {
+  switch (isa) {
+#if defined(DS_KERNELS_X86)
+    case Isa::kAvx2:
+      return avx2::GetTable();
+    case Isa::kAvx512:
+      return avx512::GetTable();
+#endif
+    default:
+      return GenericTable();
+  }
+}
+
+Isa BestIsa() {
+  Isa best = Isa::kScalar;
+  for (Isa isa : SupportedIsas()) best = isa;  // ordered from least to most capable
+  return best;
+}
+
+Isa InitialIsa() {
+  Isa isa = BestIsa();
+  const char* forced = std::getenv("DS_KERNELS_ISA");
+  if (forced == nullptr || *forced == '\0') return isa;
+  std::optional<Isa> parsed = ParseIsa(forced);
+  if (!parsed || !CpuSupports(*parsed)) {
+    DS_LOG_WARN("DS_KERNELS_ISA={} is unknown or unsupported by this CPU; using {}", forced,
+                IsaName(isa));
+    return isa;
+  }
+  return *parsed;
+}
+
+std::atomic<const KernelTable*> g_table{nullptr};
+std::atomic<Isa> g_isa{Isa::kScalar};
+
+}  // namespace
+
+std::string_view IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kScalar:
+      break;
+  }
+  return "scalar";
+}
+
+std::optional<Isa> ParseIsa(std::string_view name) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (IsaName(isa) == name) return isa;
+  }
+  return std::nullopt;
+}
+
+bool CpuSupports(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return true;
+#if defined(DS_KERNELS_X86)
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+    case Isa::kAvx512:
+      return CpuSupports(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512vnni");
+#endif
+    default:
+      return false;
+  }
+}
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (CpuSupports(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+void SetIsa(Isa isa) {
+  DS_CHECK(CpuSupports(isa));
+  g_isa.store(isa);
+  g_table.store(&TableFor(isa));
+}
+
+const KernelTable& Table() {
+  const KernelTable* table = g_table.load(std::memory_order_acquire);
+  if (table != nullptr) return *table;
+  static const bool initialised = [] {
+    SetIsa(InitialIsa());
+    return true;
+  }();
+  (void)initialised;
+  return *g_table.load(std::memory_order_acquire);
+}
+
+Isa CurrentIsa() {
+  Table();
+  return g_isa.load();
+}
+
+}  // namespace internal
+
+std::string_view ActiveIsa() { return internal::IsaName(internal::CurrentIsa()); }
+
+}  // namespace ds::kernels

@@ -1,0 +1,33 @@
+// Internal to the kernels library (and its tests): which instruction set the kernels use. The
+// choice is made once, on first use, from cpuid and the DS_KERNELS_ISA environment variable
+// (scalar|avx2|avx512; an unsupported or unknown value is ignored with a warning). Tests call
+// SetIsa to run every kernel under each path the CPU supports.
+// Thread safety: Table() may be called from any thread; SetIsa must not race with running kernels.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "kernels/kernel_table.h"
+
+namespace ds::kernels::internal {
+
+enum class Isa {
+  kScalar,  // portable C++ (GenericTable); the path ARM builds take
+  kAvx2,    // AVX2 + FMA + F16C
+  kAvx512,  // AVX-512 F/BW/VL/VNNI
+};
+
+std::string_view IsaName(Isa isa);
+std::optional<Isa> ParseIsa(std::string_view name);
+bool CpuSupports(Isa isa);
+// Every Isa CpuSupports, scalar first.
+std::vector<Isa> SupportedIsas();
+
+// Selects the table every kernel uses from now on. REQUIRES: CpuSupports(isa).
+void SetIsa(Isa isa);
+Isa CurrentIsa();
+const KernelTable& Table();
+
+}  // namespace ds::kernels::internal

@@ -1,0 +1,77 @@
+// Internal to the kernels library: the entry points one instruction set provides, and the
+// activation formats the matrix kernels read. kernels.cc picks one table at run time (dispatch.h);
+// ref/ is the scalar oracle every table is tested against.
+//
+// Matrix kernels compute one weight row against a tile of 1..kMaxTileTokens activation rows. The
+// per-token arithmetic is the same for every tile size, so a result never depends on how tokens
+// were tiled or rows split across threads.
+//
+// This header must stay free of inline functions: it is included by translation units compiled
+// with -mavx512f etc., and an inline function emitted there could be the copy the linker keeps
+// for code that runs on CPUs without those instructions.
+// Thread safety: plain data and function pointers.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernels.h"
+#include "tensor/blocks.h"
+
+namespace ds::kernels::internal {
+
+inline constexpr int kMaxTileTokens = 4;
+
+// How activations are handed to a weight dtype's row kernel.
+enum class ActFormat {
+  kF32,        // the caller's float rows (F32, F16, BF16 weights)
+  kQ8Blocks,   // ActBlockQ8 per 32 elements (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 weights)
+  kQ8KBlocks,  // tensor::BlockQ8_K per 256 elements (the K-quants)
+};
+
+// An activation block for the 32-element weight types: x[j] = d * qs[j], qs in [-127, 127].
+// d_sum = d * sum(qs) serves the weight types with an additive min (Q4_1, Q5_1).
+struct ActBlockQ8 {
+  float d;
+  float d_sum;
+  int8_t qs[tensor::kQK];
+};
+
+// out[t] = dot(weight row `w_row` of n_cols elements, activation row t) for t < num_tokens, where
+// activation row t starts at act + t * act_stride_bytes. REQUIRES: 1 <= num_tokens <=
+// kMaxTileTokens; n_cols is a multiple of the weight dtype's block size.
+using RowDotFn = void (*)(const uint8_t* w_row, int64_t n_cols, const uint8_t* act,
+                          int64_t act_stride_bytes, int num_tokens, float* out);
+
+// Attends query (token t, head h) of `args`; writes args.out for that pair. `scratch` holds at
+// least head_dim + kAttentionPositionBlock floats owned by the calling task.
+using AttendFn = void (*)(const AttentionArgs& args, int64_t t, int64_t h, float* scratch);
+
+// Positions scored per step of the online softmax.
+inline constexpr int64_t kAttentionPositionBlock = 64;
+
+struct KernelTable {
+  const char* name;
+  RowDotFn f32, f16, bf16;
+  RowDotFn q4_0, q4_1, q5_0, q5_1, q8_0;
+  RowDotFn q2_k, q3_k, q4_k, q5_k, q6_k;
+  void (*rms_norm)(const float* x, const float* weight, int64_t n, float eps, float* y);
+  void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
+  void (*softmax)(float* x, int64_t n);
+  float (*dot)(const float* a, const float* b, int64_t n);
+  void (*axpy)(float a, const float* x, int64_t n, float* y);
+  AttendFn attend;
+};
+
+// The tables. generic is portable C++ (also the ARM path); the x86 ones exist only in x86 builds
+// and may be called only when the CPU supports them.
+const KernelTable& GenericTable();
+#if defined(DS_KERNELS_X86)
+namespace avx2 {
+const KernelTable& GetTable();
+}  // namespace avx2
+namespace avx512 {
+const KernelTable& GetTable();
+}  // namespace avx512
+#endif
+
+}  // namespace ds::kernels::internal

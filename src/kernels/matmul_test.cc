@@ -1,0 +1,219 @@
+// MatVec/MatMul under every supported ISA against the scalar reference, for every weight dtype.
+//
+// Tolerances, as ||y - y_ref|| / ||y_ref||:
+//   F32, F16, BF16 weights: 1e-5 (f32 accumulation order only).
+//   Quantised weights against the reference fed the same int8-rounded activations: 2e-5 (the block
+//   arithmetic is exact in int32; only scale products and accumulation order differ).
+//   Quantised weights against the plain f32 reference: int8 activation rounding, one scale per 32
+//   (legacy types) or 256 (K-quants) activations: 1e-2 and 2e-2 (typically 4e-3 and 8e-3; single
+//   rows of random-byte weights with large mins reach 1.3e-2).
+
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/act_quant.h"
+#include "kernels/kernels.h"
+#include "kernels/ref/ref.h"
+#include "kernels/test_util.h"
+#include "tensor/blocks.h"
+#include "tensor/dtype.h"
+#include "tensor/fp16.h"
+
+namespace ds::kernels {
+namespace {
+
+using tensor::DType;
+
+constexpr DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ4_0,
+                                  DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0,
+                                  DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
+                                  DType::kQ6_K};
+
+bool IsFloatType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+// Small random half scales, so that every code pattern yields finite, moderate weights.
+uint16_t RandomScale(std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(0.002f, 0.02f);
+  return tensor::Fp32ToFp16((rng() & 1) ? dist(rng) : -dist(rng));
+}
+
+// Overwrites the half-precision scale fields of every block in `row` (random bytes elsewhere).
+template <typename Block>
+void FixScales(uint8_t* row, int64_t n_blocks, std::mt19937& rng,
+               std::initializer_list<size_t> offsets) {
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    for (size_t off : offsets) {
+      const uint16_t h = RandomScale(rng);
+      std::memcpy(row + b * static_cast<int64_t>(sizeof(Block)) + off, &h, 2);
+    }
+  }
+}
+
+void FillRandomRow(DType type, int64_t n_cols, std::mt19937& rng, uint8_t* row) {
+  if (IsFloatType(type)) {
+    const std::vector<float> v = RandomFloats(rng, n_cols);
+    for (int64_t i = 0; i < n_cols; ++i) {
+      if (type == DType::kF32) std::memcpy(row + 4 * i, &v[i], 4);
+      const uint16_t h = type == DType::kF16 ? tensor::Fp32ToFp16(v[i]) : tensor::Fp32ToBf16(v[i]);
+      if (type != DType::kF32) std::memcpy(row + 2 * i, &h, 2);
+    }
+    return;
+  }
+  const int64_t bytes = tensor::RowBytes(type, n_cols);
+  for (int64_t i = 0; i < bytes; ++i) row[i] = static_cast<uint8_t>(rng());
+  const int64_t nb = n_cols / tensor::Traits(type).block_elems;
+  using namespace tensor;
+  switch (type) {
+    case DType::kQ4_0:
+      return FixScales<BlockQ4_0>(row, nb, rng, {offsetof(BlockQ4_0, d)});
+    case DType::kQ4_1:
+      return FixScales<BlockQ4_1>(row, nb, rng, {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)});
+    case DType::kQ5_0:
+      return FixScales<BlockQ5_0>(row, nb, rng, {offsetof(BlockQ5_0, d)});
+    case DType::kQ5_1:
+      return FixScales<BlockQ5_1>(row, nb, rng, {offsetof(BlockQ5_1, d), offsetof(BlockQ5_1, m)});
+    case DType::kQ8_0:
+      return FixScales<BlockQ8_0>(row, nb, rng, {offsetof(BlockQ8_0, d)});
+    case DType::kQ2_K:
+      return FixScales<BlockQ2_K>(row, nb, rng,
+                                  {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)});
+    case DType::kQ3_K:
+      return FixScales<BlockQ3_K>(row, nb, rng, {offsetof(BlockQ3_K, d)});
+    case DType::kQ4_K:
+      return FixScales<BlockQ4_K>(row, nb, rng,
+                                  {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)});
+    case DType::kQ5_K:
+      return FixScales<BlockQ5_K>(row, nb, rng,
+                                  {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)});
+    case DType::kQ6_K:
+      return FixScales<BlockQ6_K>(row, nb, rng, {offsetof(BlockQ6_K, d)});
+    default:
+      FAIL() << "unexpected dtype";
+  }
+}
+
+// A random matrix whose data starts deliberately off 32-byte alignment.
+struct TestMatrix {
+  std::vector<uint8_t> storage;
+  MatrixView view;
+};
+
+TestMatrix MakeMatrix(DType type, int64_t n_rows, int64_t n_cols, std::mt19937& rng) {
+  TestMatrix m;
+  const int64_t row_bytes = tensor::RowBytes(type, n_cols);
+  const int64_t misalign = type == DType::kF32 ? 4 : 2;
+  m.storage.resize(static_cast<size_t>(n_rows * row_bytes + 64));
+  uint8_t* base = m.storage.data() + (32 - reinterpret_cast<uintptr_t>(m.storage.data()) % 32) % 32;
+  uint8_t* data = base + misalign;
+  for (int64_t r = 0; r < n_rows; ++r) FillRandomRow(type, n_cols, rng, data + r * row_bytes);
+  m.view = {data, type, n_rows, n_cols, row_bytes};
+  return m;
+}
+
+std::vector<int64_t> ColumnCounts(DType type) {
+  const int64_t block = tensor::Traits(type).block_elems;
+  if (block == 1) return {1, 7, 16, 31, 33, 100, 257, 1000};
+  if (block == 32) return {32, 64, 96, 288, 1056};
+  return {256, 512, 1280};
+}
+
+// x rounded to the values the int8 kernels see, so the comparison isolates the block arithmetic.
+std::vector<float> AsKernelSeesIt(DType type, const std::vector<float>& x, int64_t n_tokens,
+                                  int64_t n_cols) {
+  const internal::ActFormat format = internal::ActFormatFor(type);
+  if (format == internal::ActFormat::kF32) return x;
+  std::vector<uint8_t> q(static_cast<size_t>(internal::ActRowBytes(format, n_cols)));
+  std::vector<float> out(x.size());
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    internal::QuantizeActRow(format, x.data() + t * n_cols, n_cols, q.data());
+    internal::DequantizeActRow(format, q.data(), n_cols, out.data() + t * n_cols);
+  }
+  return out;
+}
+
+class MatMulTest : public IsaTest {};
+
+TEST_P(MatMulTest, MatchesReferenceForEveryDtypeAndShape) {
+  std::mt19937 rng(1234);
+  ThreadPool pool(2);
+  for (DType type : kWeightTypes) {
+    for (int64_t n_cols : ColumnCounts(type)) {
+      for (int64_t n_tokens : {1, 2, 3, 4, 5, 9}) {
+        const int64_t n_rows = 1 + static_cast<int64_t>(rng() % 19);
+        SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " rows=" << n_rows
+                                        << " cols=" << n_cols << " tokens=" << n_tokens);
+        TestMatrix m = MakeMatrix(type, n_rows, n_cols, rng);
+        // One extra float in front so activation rows are off vector alignment.
+        std::vector<float> x_storage = RandomFloats(rng, n_tokens * n_cols + 1);
+        const std::vector<float> x(x_storage.begin() + 1, x_storage.end());
+        std::vector<float> y(static_cast<size_t>(n_tokens * n_rows));
+        MatMul(m.view, x_storage.data() + 1, n_tokens, y.data(), &pool);
+
+        std::vector<float> exact(y.size()), plain(y.size());
+        ref::MatMul(m.view, AsKernelSeesIt(type, x, n_tokens, n_cols).data(), n_tokens,
+                    exact.data());
+        ref::MatMul(m.view, x.data(), n_tokens, plain.data());
+        const bool is_float = IsFloatType(type);
+        EXPECT_LT(RelativeError(y.data(), exact.data(), y.size()), is_float ? 1e-5 : 2e-5);
+        const double act_tolerance =
+            is_float ? 1e-5 : (tensor::Traits(type).block_elems == tensor::kQK ? 1e-2 : 2e-2);
+        EXPECT_LT(RelativeError(y.data(), plain.data(), y.size()), act_tolerance);
+      }
+    }
+  }
+}
+
+TEST_P(MatMulTest, IndependentOfThreadCountAndTokenTiling) {
+  std::mt19937 rng(99);
+  ThreadPool pool1(1), pool2(2), pool3(3);
+  for (DType type : kWeightTypes) {
+    SCOPED_TRACE(tensor::DTypeName(type));
+    const int64_t n_cols = 512, n_rows = 67, n_tokens = 7;
+    TestMatrix m = MakeMatrix(type, n_rows, n_cols, rng);
+    const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
+    std::vector<float> y_null(n_tokens * n_rows), y1(y_null.size()), y2(y_null.size()),
+        y3(y_null.size());
+    MatMul(m.view, x.data(), n_tokens, y_null.data(), nullptr);
+    MatMul(m.view, x.data(), n_tokens, y1.data(), &pool1);
+    MatMul(m.view, x.data(), n_tokens, y2.data(), &pool2);
+    MatMul(m.view, x.data(), n_tokens, y3.data(), &pool3);
+    EXPECT_EQ(y_null, y1);
+    EXPECT_EQ(y_null, y2);
+    EXPECT_EQ(y_null, y3);
+    // A token computed alone (MatVec) gives the same bits as inside a tile of MatMul.
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      std::vector<float> single(n_rows);
+      MatVec(m.view, x.data() + t * n_cols, single.data(), &pool2);
+      EXPECT_EQ(0, std::memcmp(single.data(), y_null.data() + t * n_rows, n_rows * sizeof(float)))
+          << "token " << t;
+    }
+  }
+}
+
+TEST_P(MatMulTest, ZeroActivationsGiveZero) {
+  std::mt19937 rng(5);
+  for (DType type : kWeightTypes) {
+    const int64_t n_cols = 256;
+    TestMatrix m = MakeMatrix(type, 5, n_cols, rng);
+    const std::vector<float> x(n_cols, 0.0f);
+    std::vector<float> y(5, 1.0f);
+    MatVec(m.view, x.data(), y.data(), nullptr);
+    for (float v : y) EXPECT_EQ(v, 0.0f) << tensor::DTypeName(type);
+  }
+}
+
+DS_INSTANTIATE_FOR_EACH_ISA(MatMulTest);
+
+TEST(DispatchTest, ParsesIsaNamesAndReportsTheActiveOne) {
+  EXPECT_EQ(internal::ParseIsa("avx2"), internal::Isa::kAvx2);
+  EXPECT_EQ(internal::ParseIsa("avx512"), internal::Isa::kAvx512);
+  EXPECT_EQ(internal::ParseIsa("scalar"), internal::Isa::kScalar);
+  EXPECT_FALSE(internal::ParseIsa("sse9").has_value());
+  EXPECT_EQ(ActiveIsa(), internal::IsaName(internal::CurrentIsa()));
+  EXPECT_EQ(internal::SupportedIsas().front(), internal::Isa::kScalar);
+}
+
+}  // namespace
+}  // namespace ds::kernels

@@ -1,0 +1,35 @@
+// The AVX-512 (F, BW, VL, VNNI) kernel table. This file alone is compiled with -mavx512f etc. (see
+// CMakeLists.txt), and dispatch.cc hands its table out only after cpuid confirms the CPU has
+// them. Everything here has internal linkage and calls no inline function of a shared header:
+// an inline function emitted with these flags could be the copy the linker keeps for baseline
+// code.
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/kernel_table.h"
+
+namespace ds::kernels::internal::avx512 {
+namespace {
+
+constexpr const char* kTableName = "avx512";
+
+// Order matters: each file uses the ones above it.
+#include "kernels/x86/simd.inc"
+
+#include "kernels/x86/float_dots.inc"
+
+#include "kernels/x86/legacy_dots.inc"
+
+#include "kernels/x86/kquant_dots.inc"
+
+#include "kernels/x86/ops.inc"
+
+}  // namespace
+
+#include "kernels/x86/table.inc"
+
+}  // namespace ds::kernels::internal::avx512
