@@ -50,11 +50,32 @@ int64_t RotaryDims(const ModelConfig& c) {
   return IsHybrid(c.arch) ? c.head_dim / 4 : c.head_dim;
 }
 
+// llama.cpp's llama_ftype for a file whose matrices are mostly `dtype` (general.file_type).
+uint32_t FileType(tensor::DType dtype) {
+  switch (dtype) {
+    case tensor::DType::kF32: return 0;
+    case tensor::DType::kF16: return 1;
+    case tensor::DType::kQ4_0: return 2;
+    case tensor::DType::kQ4_1: return 3;
+    case tensor::DType::kQ8_0: return 7;
+    case tensor::DType::kQ5_0: return 8;
+    case tensor::DType::kQ5_1: return 9;
+    case tensor::DType::kQ2_K: return 10;
+    case tensor::DType::kQ3_K: return 12;  // Q3_K_M
+    case tensor::DType::kQ4_K: return 15;  // Q4_K_M
+    case tensor::DType::kQ5_K: return 17;  // Q5_K_M
+    case tensor::DType::kQ6_K: return 18;
+    case tensor::DType::kBF16: return 32;
+    default: return 0;
+  }
+}
+
 void WriteHParams(const ModelConfig& c, gguf::Writer* w) {
   const std::string p = c.arch + ".";
   auto u32 = [](int64_t v) { return gguf::Value::U32(static_cast<uint32_t>(v)); };
   w->Set("general.architecture", gguf::Value::Str(c.arch));
   w->Set("general.name", gguf::Value::Str(c.name));
+  w->Set("general.file_type", gguf::Value::U32(FileType(c.dtype)));
   w->Set(p + "context_length", u32(c.n_ctx));
   w->Set(p + "embedding_length", u32(c.n_embd));
   w->Set(p + "block_count", u32(c.n_layer));

@@ -11,16 +11,6 @@ namespace {
 constexpr uint32_t kSnapshotMagic = 0x54535344;  // "DSST"
 constexpr uint32_t kSnapshotVersion = 1;
 
-struct SnapshotHeader {
-  uint32_t magic;
-  uint32_t version;
-  int64_t num_layers;
-  int64_t kv_row_floats;
-  int64_t conv_floats;
-  int64_t ssm_floats;
-  int64_t num_tokens;
-};
-
 void AppendBytes(const void* src, size_t count, std::vector<uint8_t>* out) {
   size_t old_size = out->size();
   out->resize(old_size + count);
@@ -33,8 +23,20 @@ void AppendFloats(const float* src, int64_t count, std::vector<uint8_t>* out) {
 
 }  // namespace
 
+struct SequenceState::Header {
+  uint32_t magic;
+  uint32_t version;
+  int64_t num_layers;
+  int64_t kv_row_floats;
+  int64_t conv_floats;
+  int64_t ssm_floats;
+  int64_t num_tokens;
+  int64_t parts;
+};
+
 SequenceState::SequenceState(StateLayout layout)
     : layout_(std::move(layout)), layers_(layout_.layer_kinds.size()) {
+  static_assert(sizeof(Header) == kSnapshotHeaderBytes);
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] == LayerKind::kRecurrent) {
       layers_[i].conv.assign(layout_.conv_floats, 0.0f);
@@ -110,61 +112,81 @@ void SequenceState::Clear() {
   }
 }
 
-int64_t SequenceState::SnapshotBytes() const {
+int64_t SequenceState::PayloadFloats(Parts parts, int64_t num_tokens) const {
   int64_t floats = 0;
   for (LayerKind kind : layout_.layer_kinds) {
-    floats += kind == LayerKind::kAttention ? 2 * num_tokens_ * layout_.kv_row_floats
-                                            : layout_.conv_floats + layout_.ssm_floats;
+    if (kind == LayerKind::kRecurrent) {
+      floats += layout_.conv_floats + layout_.ssm_floats;
+    } else if (parts == Parts::kAll) {
+      floats += 2 * num_tokens * layout_.kv_row_floats;
+    }
   }
-  return static_cast<int64_t>(sizeof(SnapshotHeader)) + floats * 4;
+  return floats;
 }
 
-std::vector<uint8_t> SequenceState::Snapshot() const {
+int64_t SequenceState::SnapshotBytes(Parts parts) const {
+  return static_cast<int64_t>(sizeof(Header)) + PayloadFloats(parts, num_tokens_) * 4;
+}
+
+std::vector<uint8_t> SequenceState::Snapshot(Parts parts) const {
   std::vector<uint8_t> out;
-  out.reserve(SnapshotBytes());
-  SnapshotHeader header{kSnapshotMagic,         kSnapshotVersion,
-                        static_cast<int64_t>(layers_.size()), layout_.kv_row_floats,
-                        layout_.conv_floats,    layout_.ssm_floats,
-                        num_tokens_};
+  out.reserve(SnapshotBytes(parts));
+  Header header{kSnapshotMagic,      kSnapshotVersion,   static_cast<int64_t>(layers_.size()),
+                layout_.kv_row_floats, layout_.conv_floats, layout_.ssm_floats,
+                num_tokens_,          static_cast<int64_t>(parts)};
   AppendBytes(&header, sizeof(header), &out);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const LayerSlots& slots = layers_[i];
-    if (layout_.layer_kinds[i] == LayerKind::kAttention) {
-      AppendFloats(slots.keys.data(), num_tokens_ * layout_.kv_row_floats, &out);
-      AppendFloats(slots.values.data(), num_tokens_ * layout_.kv_row_floats, &out);
-    } else {
+    if (layout_.layer_kinds[i] == LayerKind::kRecurrent) {
       AppendFloats(slots.conv.data(), layout_.conv_floats, &out);
       AppendFloats(slots.ssm.data(), layout_.ssm_floats, &out);
+    } else if (parts == Parts::kAll) {
+      AppendFloats(slots.keys.data(), num_tokens_ * layout_.kv_row_floats, &out);
+      AppendFloats(slots.values.data(), num_tokens_ * layout_.kv_row_floats, &out);
     }
   }
   return out;
 }
 
-Status SequenceState::Restore(std::span<const uint8_t> bytes) {
-  SnapshotHeader header;
-  if (bytes.size() < sizeof(header)) return InvalidArgumentError("snapshot shorter than header");
-  std::memcpy(&header, bytes.data(), sizeof(header));
-  if (header.magic != kSnapshotMagic || header.version != kSnapshotVersion) {
+Status SequenceState::CheckHeader(std::span<const uint8_t> bytes, Header* header) const {
+  if (bytes.size() < sizeof(Header)) return InvalidArgumentError("snapshot shorter than header");
+  std::memcpy(header, bytes.data(), sizeof(Header));
+  if (header->magic != kSnapshotMagic || header->version != kSnapshotVersion) {
     return InvalidArgumentError("snapshot has an unknown magic or version");
   }
-  if (header.num_layers != static_cast<int64_t>(layers_.size()) ||
-      header.kv_row_floats != layout_.kv_row_floats || header.conv_floats != layout_.conv_floats ||
-      header.ssm_floats != layout_.ssm_floats) {
+  if (header->num_layers != static_cast<int64_t>(layers_.size()) ||
+      header->kv_row_floats != layout_.kv_row_floats ||
+      header->conv_floats != layout_.conv_floats || header->ssm_floats != layout_.ssm_floats) {
     return InvalidArgumentError("snapshot was taken for a different model layout");
   }
-  if (header.num_tokens < 0 || header.num_tokens > layout_.max_tokens) {
-    return InvalidArgumentError("snapshot position " + std::to_string(header.num_tokens) +
+  if (header->parts != static_cast<int64_t>(Parts::kAll) &&
+      header->parts != static_cast<int64_t>(Parts::kRecurrentOnly)) {
+    return InvalidArgumentError("snapshot holds an unknown kind of parts");
+  }
+  if (header->num_tokens < 0 || header->num_tokens > layout_.max_tokens) {
+    return InvalidArgumentError("snapshot position " + std::to_string(header->num_tokens) +
                                 " is outside the context");
   }
-  int64_t saved_tokens = num_tokens_;
-  num_tokens_ = header.num_tokens;
-  int64_t expected = SnapshotBytes();
-  num_tokens_ = saved_tokens;
+  auto parts = static_cast<Parts>(header->parts);
+  if (parts == Parts::kRecurrentOnly && header->num_tokens != num_tokens_) {
+    return InvalidArgumentError("recurrent snapshot at position " +
+                                std::to_string(header->num_tokens) +
+                                " does not match the KV held for " + std::to_string(num_tokens_) +
+                                " tokens");
+  }
+  int64_t expected = sizeof(Header) + PayloadFloats(parts, header->num_tokens) * 4;
   if (static_cast<int64_t>(bytes.size()) != expected) {
     return InvalidArgumentError("snapshot holds " + std::to_string(bytes.size()) +
                                 " bytes, expected " + std::to_string(expected));
   }
-  DS_RETURN_IF_ERROR(Reserve(header.num_tokens));
+  return OkStatus();
+}
+
+Status SequenceState::Restore(std::span<const uint8_t> bytes) {
+  Header header;
+  DS_RETURN_IF_ERROR(CheckHeader(bytes, &header));
+  const bool all = header.parts == static_cast<int64_t>(Parts::kAll);
+  if (all) DS_RETURN_IF_ERROR(Reserve(header.num_tokens));
   num_tokens_ = header.num_tokens;
   const uint8_t* cursor = bytes.data() + sizeof(header);
   auto take = [&cursor](float* dst, int64_t count) {
@@ -173,12 +195,12 @@ Status SequenceState::Restore(std::span<const uint8_t> bytes) {
   };
   for (size_t i = 0; i < layers_.size(); ++i) {
     LayerSlots& slots = layers_[i];
-    if (layout_.layer_kinds[i] == LayerKind::kAttention) {
-      take(slots.keys.data(), num_tokens_ * layout_.kv_row_floats);
-      take(slots.values.data(), num_tokens_ * layout_.kv_row_floats);
-    } else {
+    if (layout_.layer_kinds[i] == LayerKind::kRecurrent) {
       take(slots.conv.data(), layout_.conv_floats);
       take(slots.ssm.data(), layout_.ssm_floats);
+    } else if (all) {
+      take(slots.keys.data(), num_tokens_ * layout_.kv_row_floats);
+      take(slots.values.data(), num_tokens_ * layout_.kv_row_floats);
     }
   }
   return OkStatus();

@@ -60,11 +60,20 @@ class SequenceState {
   bool HasRecurrentLayers() const;
   bool HasAttentionLayers() const;
 
+  // Snapshot bytes before the payload (the f32 values of the slots, in layer order).
+  static constexpr int64_t kSnapshotHeaderBytes = 56;
+
+  // What a snapshot holds: everything, or only the recurrent slots (for a cache that keeps
+  // attention KV per block and needs the non-rewindable part at chosen positions).
+  enum class Parts { kAll, kRecurrentOnly };
+
   // Bytes Snapshot() produces for the current position: header, KV rows, recurrent slots.
-  int64_t SnapshotBytes() const;
-  std::vector<uint8_t> Snapshot() const;
-  // Replaces this state with the snapshot's. InvalidArgument when the bytes were made for another
-  // layout or are truncated; the state is unchanged on error.
+  int64_t SnapshotBytes(Parts parts = Parts::kAll) const;
+  std::vector<uint8_t> Snapshot(Parts parts = Parts::kAll) const;
+  // kAll: replaces this state with the snapshot's. kRecurrentOnly: replaces the recurrent slots,
+  // and REQUIRES that the state already holds KV for exactly the snapshot's position (e.g. after
+  // TruncateKv to it). InvalidArgument when the bytes were made for another layout, the other
+  // part kind or another position, or are truncated; the state is unchanged on error.
   Status Restore(std::span<const uint8_t> bytes);
 
  private:
@@ -74,6 +83,10 @@ class SequenceState {
     std::vector<float> conv;
     std::vector<float> ssm;
   };
+
+  struct Header;
+  Status CheckHeader(std::span<const uint8_t> bytes, Header* header) const;
+  int64_t PayloadFloats(Parts parts, int64_t num_tokens) const;
 
   StateLayout layout_;
   int64_t num_tokens_ = 0;

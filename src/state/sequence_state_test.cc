@@ -80,7 +80,26 @@ TEST(SequenceStateTest, TruncateKeepsPrefixRows) {
   EXPECT_EQ(state.num_tokens(), 4);
   EXPECT_FLOAT_EQ(state.keys(1)[3 * 6], 3.0f);
   EXPECT_EQ(state.SnapshotBytes(),
-            static_cast<int64_t>(sizeof(int64_t) * 5 + 8) + (2 * 2 * 4 * 6 + 2 * 25) * 4);
+            static_cast<int64_t>(sizeof(int64_t) * 6 + 8) + (2 * 2 * 4 * 6 + 2 * 25) * 4);
+}
+
+TEST(SequenceStateTest, RecurrentOnlySnapshotNeedsMatchingKvPosition) {
+  SequenceState state(HybridLayout());
+  FillTokens(&state, 6, 1.0f);
+  std::vector<uint8_t> recurrent = state.Snapshot(SequenceState::Parts::kRecurrentOnly);
+  EXPECT_EQ(static_cast<int64_t>(recurrent.size()),
+            state.SnapshotBytes(SequenceState::Parts::kRecurrentOnly));
+  FillTokens(&state, 4, 9.0f);
+
+  Status wrong_position = state.Restore(recurrent);
+  EXPECT_FALSE(wrong_position.ok());
+  EXPECT_NE(wrong_position.message().find("does not match"), std::string::npos);
+
+  state.TruncateKv(6);
+  ASSERT_TRUE(state.Restore(recurrent).ok());
+  EXPECT_EQ(state.num_tokens(), 6);
+  EXPECT_FLOAT_EQ(state.conv_state(0)[0], 1.0f);
+  EXPECT_FLOAT_EQ(state.keys(1)[5 * 6], 1.0f + 5);  // KV rows kept from before
 }
 
 }  // namespace
