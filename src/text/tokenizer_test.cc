@@ -44,6 +44,18 @@ TEST(PreTokenizer, DeepseekCoderAppliesRegexesInSequence) {
             (std::vector<std::string>{"ab", ",", " ", "1", "2", "\n"}));
 }
 
+// Long runs must not hit regex engine limits (which would silently merge pieces).
+TEST(PreTokenizer, LongWhitespaceRuns) {
+  const std::string spaces(100000, ' ');
+  EXPECT_EQ(Split("qwen2", spaces + "x"), (std::vector<std::string>{spaces.substr(1), " x"}));
+  std::string mixed;
+  for (int i = 0; i < 20000; ++i) mixed += " \t\n";
+  mixed += "y";
+  EXPECT_EQ(Split("qwen2", mixed), (std::vector<std::string>{mixed.substr(0, 60000), "y"}));
+  EXPECT_EQ(Split("llama-bpe", spaces), (std::vector<std::string>{spaces}));
+  EXPECT_EQ(Split("gpt-2", spaces + "x").size(), 2u);
+}
+
 TEST(PreTokenizer, UnknownNameIsUnimplemented) {
   EXPECT_EQ(PreTokenizer::Create("no-such-pre").status().code(), StatusCode::kUnimplemented);
 }

@@ -59,7 +59,8 @@ struct Vocab {
 // without merges, wrong value types, arrays shorter than the token list, unknown model.
 StatusOr<Vocab> LoadVocab(const gguf::File& file);
 
-// Writes every key LoadVocab reads, so that LoadVocab(written) == vocab.
+// Writes every key LoadVocab reads. LoadVocab(written) == vocab, except that an absent (-1)
+// bos/eos/unk id comes back as llama.cpp's default for the model (gpt2: bos = eos = 11).
 void WriteVocab(const Vocab& vocab, gguf::Writer* writer);
 
 // Imports a byte-level BPE tokenizer.json (model.type "BPE": vocab, merges in either string or
