@@ -15,6 +15,7 @@ namespace {
 struct RunFlags {
   std::string model_path;
   std::string prompt;
+  bool has_prompt = false;  // -p given, possibly empty (then the prompt is just BOS)
   std::string prompt_ids;
   int64_t n_predict = 128;
   int64_t ctx_size = 0;
@@ -63,7 +64,7 @@ void PrintTimings(const engine::Timings& t) {
 }
 
 Status Run(const RunFlags& flags) {
-  if (flags.prompt.empty() == flags.prompt_ids.empty()) {
+  if (flags.has_prompt == !flags.prompt_ids.empty()) {
     return InvalidArgumentError("give exactly one of -p TEXT or --prompt-ids 1,2,3");
   }
   DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
@@ -110,7 +111,8 @@ Status Run(const RunFlags& flags) {
 CommandFn RegisterRun(CLI::App* app) {
   auto flags = std::make_shared<RunFlags>();
   app->add_option("-m,--model", flags->model_path, "GGUF model (default: the embedded model)");
-  app->add_option("-p,--prompt", flags->prompt, "prompt text (special tokens are parsed)");
+  CLI::Option* prompt =
+      app->add_option("-p,--prompt", flags->prompt, "prompt text (special tokens are parsed)");
   app->add_option("--prompt-ids", flags->prompt_ids, "prompt as comma-separated token ids");
   app->add_option("-n,--n-predict", flags->n_predict, "tokens to generate")->capture_default_str();
   app->add_option("-c,--ctx-size", flags->ctx_size, "context size (default: the model's)");
@@ -125,7 +127,8 @@ CommandFn RegisterRun(CLI::App* app) {
       ->capture_default_str();
   app->add_option("--logprobs", flags->logprobs, "record the K best logprobs per token");
   app->add_flag("--json", flags->json, "print one JSON object instead of text and timings");
-  return [flags] {
+  return [flags, prompt] {
+    flags->has_prompt = prompt->count() > 0;
     Status status = Run(*flags);
     if (status.ok()) return 0;
     std::fprintf(stderr, "deltaserve run: %s\n", status.message().c_str());

@@ -1,0 +1,135 @@
+// Black-box tests of the deltaserve binary's error paths: every bad input gets one clear line on
+// stderr and a non-zero exit status, never a crash.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "apps/default_vocab.h"
+#include "apps/test_models.h"
+
+namespace ds::apps {
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result RunDeltaserve(const std::string& args) {
+  std::string cmd = std::string(DELTASERVE_BIN) + " " + args + " 2>&1";
+  Result r{-1, ""};
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("deltaserve_cli_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string WriteBytes(const std::string& name, const std::vector<uint8_t>& bytes) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                 bytes.size());
+    return path;
+  }
+
+  std::string TinyModelPath(const std::string& arch) {
+    return WriteBytes(arch + ".gguf", BuildTestModel(TinyConfig(arch))->bytes);
+  }
+
+  void ExpectOneLineError(const Result& r, const std::string& needle) {
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_LT(r.exit_code, 128) << "crashed: " << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTest, MissingModelFile) {
+  ExpectOneLineError(RunDeltaserve("run -m /nonexistent/model.gguf -p hi -n 1"), "/nonexistent/model.gguf");
+}
+
+TEST_F(CliTest, NotAGgufFile) {
+  std::string path = WriteBytes("text.gguf", {'h', 'e', 'l', 'l', 'o', '\n'});
+  ExpectOneLineError(RunDeltaserve("run -m " + path + " -p hi -n 1"), "text.gguf");
+}
+
+TEST_F(CliTest, UnsupportedArchitecture) {
+  auto writer = MakeModel(TinyConfig("qwen3"), MakeDefaultVocab(50));
+  ASSERT_TRUE(writer.ok());
+  writer->Set("general.architecture", gguf::Value::Str("mamba9"));
+  std::string path = WriteBytes("mamba9.gguf", writer->Serialize());
+  ExpectOneLineError(RunDeltaserve("run -m " + path + " -p hi -n 1"), "unsupported architecture 'mamba9'");
+}
+
+TEST_F(CliTest, UnsupportedWeightType) {
+  // Rewrites the type of one f32 weight to i8: still inside the file, but not a weight type.
+  std::vector<uint8_t> bytes = BuildTestModel(TinyConfig("qwen3"))->bytes;
+  const std::string name = "blk.0.attn_q.weight";
+  auto it = std::search(bytes.begin(), bytes.end(), name.begin(), name.end());
+  ASSERT_NE(it, bytes.end());
+  size_t type_offset = (it - bytes.begin()) + name.size() + 4 + 2 * 8;  // n_dims, ne[0], ne[1]
+  uint32_t i8_type = 24;
+  std::memcpy(bytes.data() + type_offset, &i8_type, 4);
+  std::string path = WriteBytes("i8.gguf", bytes);
+  ExpectOneLineError(RunDeltaserve("run -m " + path + " -p hi -n 1"), "not supported for weights");
+}
+
+TEST_F(CliTest, PromptLongerThanContext) {
+  std::string path = TinyModelPath("qwen35moe");
+  ExpectOneLineError(RunDeltaserve("run -m " + path + " --prompt-ids 1,2,3,4,5,6,7,8,9,10 -c 8 -n 1"),
+                     "exceeds the context size");
+}
+
+TEST_F(CliTest, TokenIdOutsideVocabulary) {
+  std::string path = TinyModelPath("qwen3");
+  ExpectOneLineError(RunDeltaserve("run -m " + path + " --prompt-ids 1,999999 -n 1"),
+                     "outside the vocabulary");
+  ExpectOneLineError(RunDeltaserve("run -m " + path + " --prompt-ids 1,x -n 1"), "not a token id");
+}
+
+TEST_F(CliTest, PromptAndIdsAreExclusive) {
+  ExpectOneLineError(RunDeltaserve("run --prompt-ids 1 -p hi -n 1"), "exactly one of");
+}
+
+TEST_F(CliTest, EmbeddedDefaultModelGenerates) {
+  Result r = RunDeltaserve("run -p 'Once upon a time' -n 8 --temp 0 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"generated_ids\""), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, TimingsArePrinted) {
+  Result r = RunDeltaserve("run -p 'Once upon a time' -n 8 --temp 0");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("prefill"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tok/s over the decode window"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, MakeModelRejectsBadConfig) {
+  std::string config = (dir_ / "bad.json").string();
+  std::ofstream(config) << R"({"n_layers": 3})";
+  ExpectOneLineError(RunDeltaserve("make-model --config " + config + " -o " + (dir_ / "x.gguf").string()),
+                     "n_layers");
+}
+
+}  // namespace
+}  // namespace ds::apps
