@@ -72,6 +72,12 @@ void ConvBlock(const float* x, int64_t n_tokens, int64_t channels, const float* 
   }
 }
 
+// Register tiles are written with GCC/Clang vector types: the auto-vectoriser otherwise
+// vectorises the matrix products along the reduction with strided gathers, or keeps accumulators
+// in memory. Each clone lowers a Vec16 to one zmm, two ymm or four xmm registers.
+typedef float Vec16 __attribute__((vector_size(64)));
+constexpr int64_t kTileCols = 16;
+
 // ---------------------------------------------------------------------------------------------
 // Gated delta rule. Per value head, m is S^T: m[j][i] = S[i][j], dk rows of dv floats.
 
@@ -87,49 +93,96 @@ void CheckArgs(const GatedDeltaArgs& a) {
                                a.g != nullptr && a.beta != nullptr));
 }
 
-// All tokens of value head h, one at a time. scratch: 2 * dv floats.
+// One token of one value head. Column x of m (= row x of S) evolves on its own given k, q, v[x]:
+//   d = beta (v[x] - decay k^T m[:, x]);  m[:, x] = decay m[:, x] + d k;  o[x] = q^T m[:, x]
+// so the columns are processed in independent groups.
+struct RecurrentToken {
+  const float* q;  // [dk]
+  const float* k;  // [dk]
+  const float* v;  // [dv]
+  float decay;     // e^g
+  float beta;
+  float* o;  // [dv]
+};
+
+// Columns [x0, x0 + kTileCols) of m in registers; four partial sums over the rows break the
+// FMA latency chain.
+[[gnu::always_inline]] inline void RecurrentTile(const RecurrentToken& tok, int64_t dk, int64_t dv,
+                                                 int64_t x0, float* m) {
+  constexpr int64_t kParts = 4;
+  Vec16 part[kParts] = {};
+  Vec16 mj;
+  int64_t j = 0;
+  for (; j + kParts <= dk; j += kParts) {
+    for (int64_t u = 0; u < kParts; ++u) {
+      __builtin_memcpy(&mj, m + (j + u) * dv + x0, sizeof(Vec16));
+      part[u] += tok.k[j + u] * mj;
+    }
+  }
+  for (; j < dk; ++j) {
+    __builtin_memcpy(&mj, m + j * dv + x0, sizeof(Vec16));
+    part[0] += tok.k[j] * mj;
+  }
+  Vec16 v;
+  __builtin_memcpy(&v, tok.v + x0, sizeof(Vec16));
+  const Vec16 d = tok.beta * (v - tok.decay * ((part[0] + part[1]) + (part[2] + part[3])));
+  Vec16 out[kParts] = {};
+  const auto update = [&](int64_t row, Vec16& acc) {
+    __builtin_memcpy(&mj, m + row * dv + x0, sizeof(Vec16));
+    mj = tok.decay * mj + tok.k[row] * d;
+    __builtin_memcpy(m + row * dv + x0, &mj, sizeof(Vec16));
+    acc += tok.q[row] * mj;
+  };
+  for (j = 0; j + kParts <= dk; j += kParts) {
+    for (int64_t u = 0; u < kParts; ++u) update(j + u, out[u]);
+  }
+  for (; j < dk; ++j) update(j, out[0]);
+  const Vec16 o = (out[0] + out[1]) + (out[2] + out[3]);
+  __builtin_memcpy(tok.o + x0, &o, sizeof(Vec16));
+}
+
+// Columns [x0, dv) one at a time: the tail when dv is not a multiple of kTileCols.
+[[gnu::always_inline]] inline void RecurrentColumns(const RecurrentToken& tok, int64_t dk,
+                                                    int64_t dv, int64_t x0, float* m) {
+  for (int64_t x = x0; x < dv; ++x) {
+    float sk = 0.0f;
+    for (int64_t j = 0; j < dk; ++j) sk += tok.k[j] * m[j * dv + x];
+    const float d = tok.beta * (tok.v[x] - tok.decay * sk);
+    float o = 0.0f;
+    for (int64_t j = 0; j < dk; ++j) {
+      const float updated = tok.decay * m[j * dv + x] + tok.k[j] * d;
+      m[j * dv + x] = updated;
+      o += tok.q[j] * updated;
+    }
+    tok.o[x] = o;
+  }
+}
+
+// All tokens of value head h, one at a time.
 DS_ISA_CLONES
-void RecurrentHead(const GatedDeltaArgs& a, int64_t h, float* scratch) {
+void RecurrentHead(const GatedDeltaArgs& a, int64_t h) {
   const int64_t dk = a.head_dim_k;
   const int64_t dv = a.head_dim_v;
   const int64_t hv = a.num_v_heads;
   const int64_t kh = KeyHeadFor(h, a.num_k_heads, hv, a.mapping);
   float* m = a.state + h * dk * dv;
-  float* sk = scratch;      // [dv] k^T m = (S k)^T before the decay
-  float* d = scratch + dv;  // [dv] beta (v - S k)
   for (int64_t t = 0; t < a.n_tokens; ++t) {
-    const float* q = a.q + t * a.q_stride + kh * dk;
-    const float* k = a.k + t * a.k_stride + kh * dk;
-    const float* v = a.v + t * a.v_stride + h * dv;
-    const float decay = std::exp(a.g[t * hv + h]);
-    const float beta = a.beta[t * hv + h];
-    float* o = a.out + (t * hv + h) * dv;
-    std::fill_n(sk, dv, 0.0f);
-    for (int64_t j = 0; j < dk; ++j) AxpyRow(k[j], m + j * dv, dv, sk);
-    for (int64_t i = 0; i < dv; ++i) d[i] = beta * (v[i] - decay * sk[i]);
-    // Decay, rank-1 update and readout share one pass over m.
-    std::fill_n(o, dv, 0.0f);
-    for (int64_t j = 0; j < dk; ++j) {
-      float* mj = m + j * dv;
-      const float kj = k[j];
-      const float qj = q[j];
-      for (int64_t i = 0; i < dv; ++i) {
-        const float updated = decay * mj[i] + kj * d[i];
-        mj[i] = updated;
-        o[i] += qj * updated;
-      }
-    }
+    const RecurrentToken tok{a.q + t * a.q_stride + kh * dk,
+                             a.k + t * a.k_stride + kh * dk,
+                             a.v + t * a.v_stride + h * dv,
+                             std::exp(a.g[t * hv + h]),
+                             a.beta[t * hv + h],
+                             a.out + (t * hv + h) * dv};
+    int64_t x0 = 0;
+    for (; x0 + kTileCols <= dv; x0 += kTileCols) RecurrentTile(tok, dk, dv, x0, m);
+    RecurrentColumns(tok, dk, dv, x0, m);
   }
 }
 
 // c[rows][cols] += a[rows][depth] * b[depth][cols]; leading dimensions in floats. Tiles of
 // kTileRows x kTileCols accumulate in registers, so each load of b feeds kTileRows FMAs instead
-// of the one an axpy gets. The tile is written with GCC/Clang vector types because the
-// auto-vectoriser otherwise vectorises along depth with strided gathers; each clone lowers a
-// Vec16 to one zmm, two ymm or four xmm registers.
-typedef float Vec16 __attribute__((vector_size(64)));
+// of the one an axpy gets.
 constexpr int64_t kTileRows = 4;
-constexpr int64_t kTileCols = 16;
 
 template <int64_t kRows>
 [[gnu::always_inline]] inline void GemmRowTile(const float* a, int64_t lda, const float* b,
@@ -325,8 +378,7 @@ void GatedDeltaRecurrent(const GatedDeltaArgs& args, ThreadPool* pool) {
   CheckArgs(args);
   if (args.n_tokens == 0) return;
   RunParallel(pool, args.num_v_heads, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(static_cast<size_t>(2 * args.head_dim_v));
-    for (int64_t h = begin; h < end; ++h) RecurrentHead(args, h, scratch.data());
+    for (int64_t h = begin; h < end; ++h) RecurrentHead(args, h);
   });
 }
 
