@@ -15,7 +15,7 @@ declare -A allowed=(
   [model]="base tensor gguf kernels state"
   [cache]="base state"
   [engine]="base tensor kernels state model cache"
-  [api]="base text engine"
+  [api]="base tensor text engine"
   [server]="base text engine api cache"
   [apps]="base tensor gguf kernels text state model cache engine api server"
 )
