@@ -59,7 +59,7 @@ StatusOr<GenerateResult> Generate(model::Model& model, state::SequenceState* sta
       DS_RETURN_IF_ERROR(model.Forward(std::span<const int32_t>(&last, 1), state,
                                        model::LogitsMode::kLast, logits.data(), pool));
     }
-    int32_t id = sampler.Sample(logits, history);
+    int32_t id = sampler.Sample(logits, history, result.generated_ids.size());
     if (options.top_logprobs > 0) {
       result.top_logprobs.push_back(TopLogprobs(logits, options.top_logprobs));
     }

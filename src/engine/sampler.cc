@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "kernels/kernels.h"
@@ -20,6 +21,16 @@ void Sampler::ApplyRepeatPenalty(std::span<const int32_t> history) {
     if (!seen.count(c.id)) continue;
     // Dividing a negative logit would raise its probability, so it is multiplied instead.
     c.logit = c.logit > 0 ? c.logit / params_.repeat_penalty : c.logit * params_.repeat_penalty;
+  }
+}
+
+void Sampler::ApplyOpenAiPenalties(std::span<const int32_t> generated) {
+  if (params_.presence_penalty == 0.0f && params_.frequency_penalty == 0.0f) return;
+  std::unordered_map<int32_t, int> counts;
+  for (int32_t id : generated) counts[id]++;
+  for (const auto& [id, count] : counts) {
+    if (id < 0 || id >= static_cast<int32_t>(candidates_.size())) continue;
+    candidates_[id].logit -= params_.presence_penalty + params_.frequency_penalty * count;
   }
 }
 
@@ -63,12 +74,17 @@ void Sampler::SoftmaxAndFilter() {
   probs_.resize(keep);
 }
 
-int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history) {
+int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history,
+                        size_t num_generated) {
   candidates_.resize(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) {
     candidates_[i] = {static_cast<int32_t>(i), logits[i]};
   }
+  for (const auto& [id, bias] : params_.logit_bias) {
+    if (id >= 0 && id < static_cast<int32_t>(candidates_.size())) candidates_[id].logit += bias;
+  }
   ApplyRepeatPenalty(history);
+  ApplyOpenAiPenalties(history.last(std::min(num_generated, history.size())));
   if (params_.temperature <= 0.0f) {
     auto best = std::max_element(candidates_.begin(), candidates_.end(),
                                  [](const Candidate& a, const Candidate& b) {

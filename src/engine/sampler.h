@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct SamplingParams {
   uint64_t seed = 0;
   float repeat_penalty = 1.0f;  // 1 disables; llama.cpp semantics over the last repeat_last_n ids
   int64_t repeat_last_n = 64;
+  // OpenAI semantics over the generated ids only: logit -= presence * (count > 0) +
+  // frequency * count.
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  std::vector<std::pair<int32_t, float>> logit_bias;  // added to the raw logit of each id
 };
 
 class Sampler {
@@ -25,8 +31,10 @@ class Sampler {
   explicit Sampler(SamplingParams params);
 
   // Picks the next id from logits[n_vocab]; `history` holds the ids seen so far (prompt and
-  // generated) for the repetition penalty. Does not modify `logits`.
-  int32_t Sample(std::span<const float> logits, std::span<const int32_t> history);
+  // generated) for the repetition penalty, of which the last `num_generated` were generated
+  // (presence and frequency penalties). Does not modify `logits`.
+  int32_t Sample(std::span<const float> logits, std::span<const int32_t> history,
+                 size_t num_generated = 0);
 
  private:
   struct Candidate {
@@ -34,6 +42,7 @@ class Sampler {
     float logit;
   };
   void ApplyRepeatPenalty(std::span<const int32_t> history);
+  void ApplyOpenAiPenalties(std::span<const int32_t> generated);
   void KeepTopK();
   void SoftmaxAndFilter();
 

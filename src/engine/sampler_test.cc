@@ -59,6 +59,26 @@ TEST(SamplerTest, TopKOneIsGreedyAndMinPCutsTail) {
   EXPECT_EQ(counts[2] + counts[3], 0);
 }
 
+TEST(SamplerTest, LogitBiasAndOpenAiPenalties) {
+  SamplingParams params;
+  params.temperature = 0.0f;
+  params.logit_bias = {{2, 5.0f}};
+  Sampler biased(params);
+  std::vector<float> logits = {1.0f, 2.0f, 0.0f};
+  EXPECT_EQ(biased.Sample(logits, {}), 2);
+
+  params.logit_bias.clear();
+  params.frequency_penalty = 0.6f;
+  Sampler penalised(params);
+  std::vector<int32_t> history = {1, 1, 0};  // prompt id 1, then generated 1 and 0
+  // id 1: 2.0 - 0.6 = 1.4 (the prompt occurrence does not count); id 0: 1.0 - 0.6 = 0.4.
+  EXPECT_EQ(penalised.Sample(logits, history, 2), 1);
+  params.presence_penalty = 1.0f;
+  Sampler both(params);
+  std::vector<float> close = {1.5f, 2.0f, 0.0f};
+  EXPECT_EQ(both.Sample(close, {1}, 1), 0);  // 2.0 - 1.6 = 0.4 < 1.5
+}
+
 TEST(TopLogprobsTest, LogSoftmaxOfRawLogits) {
   std::vector<float> logits = {1.0f, 3.0f, 2.0f};
   std::vector<TokenLogprob> top = TopLogprobs(logits, 2);
