@@ -76,7 +76,8 @@ TEST(SamplerTest, LogitBiasAndOpenAiPenalties) {
   params.presence_penalty = 1.0f;
   Sampler both(params);
   std::vector<float> close = {1.5f, 2.0f, 0.0f};
-  EXPECT_EQ(both.Sample(close, {1}, 1), 0);  // 2.0 - 1.6 = 0.4 < 1.5
+  std::vector<int32_t> one_generated = {1};
+  EXPECT_EQ(both.Sample(close, one_generated, 1), 0);  // 2.0 - 1.6 = 0.4 < 1.5
 }
 
 TEST(TopLogprobsTest, LogSoftmaxOfRawLogits) {
