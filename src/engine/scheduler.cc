@@ -1,0 +1,220 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ds::engine {
+
+bool RequestHandle::Next(TokenEvent* token, DoneEvent* done) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !tokens_.empty() || finished_; });
+  if (!tokens_.empty()) {
+    *token = std::move(tokens_.front());
+    tokens_.pop_front();
+    return true;
+  }
+  *done = done_;
+  return false;
+}
+
+int64_t RequestHandle::num_tokens_produced() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return num_produced_;
+}
+
+void RequestHandle::PushToken(TokenEvent token) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tokens_.push_back(std::move(token));
+    ++num_produced_;
+  }
+  cv_.notify_all();
+}
+
+void RequestHandle::PushDone(DoneEvent done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = std::move(done);
+    finished_ = true;
+  }
+  cv_.notify_all();
+}
+
+struct Engine::Slot {
+  state::SequenceState state;
+  std::shared_ptr<RequestHandle> handle;  // null when the slot is free
+  RequestOptions options;
+  std::unique_ptr<Sampler> sampler;
+  std::vector<int32_t> history;  // prompt then generated ids
+  int64_t generated = 0;
+  Clock::time_point arrival, admitted, prefill_start, first_token;
+  RequestTimings timings;
+
+  explicit Slot(state::StateLayout layout) : state(std::move(layout)) {}
+};
+
+Engine::Engine(model::Model* model, EngineOptions options)
+    : model_(model), options_(options), pool_(options.threads),
+      logits_(model->hparams().n_vocab) {
+  for (int i = 0; i < options_.max_parallel; ++i) {
+    slots_.push_back(std::make_unique<Slot>(model_->StateLayoutFor(options_.context_tokens)));
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  for (auto& slot : slots_) {
+    if (slot->handle) Finish(slot.get(), UnavailableError("the server is shutting down"),
+                             StopReason::kCallback);
+  }
+  for (Pending& p : queue_) {
+    p.handle->PushDone({UnavailableError("the server is shutting down"), StopReason::kCallback,
+                        {}});
+  }
+}
+
+int Engine::num_queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size());
+}
+
+StatusOr<std::shared_ptr<RequestHandle>> Engine::Submit(RequestOptions options) {
+  const int64_t n_vocab = model_->hparams().n_vocab;
+  if (options.prompt.empty()) return InvalidArgumentError("the prompt is empty");
+  if (options.max_new_tokens == 0) {
+    return InvalidArgumentError("the number of tokens to generate must be at least 1");
+  }
+  for (int32_t id : options.prompt) {
+    if (id < 0 || id >= n_vocab) {
+      return InvalidArgumentError("token id " + std::to_string(id) +
+                                  " is outside the vocabulary of " + std::to_string(n_vocab));
+    }
+  }
+  const int64_t n_prompt = static_cast<int64_t>(options.prompt.size());
+  if (n_prompt >= options_.context_tokens) {
+    return OutOfRangeError("the prompt has " + std::to_string(n_prompt) +
+                           " tokens, but the context size is " +
+                           std::to_string(options_.context_tokens));
+  }
+  int64_t room = options_.context_tokens - n_prompt;
+  options.max_new_tokens =
+      options.max_new_tokens < 0 ? room : std::min(options.max_new_tokens, room);
+  auto handle = std::make_shared<RequestHandle>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (static_cast<int>(queue_.size()) >= options_.max_queued) {
+      return ResourceExhaustedError("the server is busy: " + std::to_string(queue_.size()) +
+                                    " requests are already waiting");
+    }
+    queue_.push_back({std::move(options), handle, Clock::now()});
+  }
+  cv_.notify_all();
+  return handle;
+}
+
+void Engine::Admit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& slot : slots_) {
+    if (slot->handle || queue_.empty()) continue;
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    slot->handle = p.handle;
+    slot->options = std::move(p.options);
+    slot->sampler = std::make_unique<Sampler>(slot->options.sampling);
+    slot->history = slot->options.prompt;
+    slot->generated = 0;
+    slot->arrival = p.arrival;
+    slot->admitted = Clock::now();
+    slot->timings = {};
+    slot->timings.queue_s = std::chrono::duration<double>(slot->admitted - p.arrival).count();
+    slot->timings.generation.prompt_tokens = static_cast<int64_t>(slot->options.prompt.size());
+    slot->timings.generation.computed_prompt_tokens = slot->timings.generation.prompt_tokens;
+    slot->state.Clear();
+    ++num_active_;
+  }
+}
+
+void Engine::Finish(Slot* slot, Status status, StopReason reason) {
+  slot->handle->PushDone({std::move(status), reason, slot->timings});
+  slot->handle.reset();
+  slot->sampler.reset();
+  --num_active_;
+}
+
+bool Engine::Step(Slot* slot) {
+  if (slot->handle->cancelled()) {
+    Finish(slot, OkStatus(), StopReason::kCallback);
+    return false;
+  }
+  const int64_t n_prompt = static_cast<int64_t>(slot->options.prompt.size());
+  Timings& t = slot->timings.generation;
+  if (slot->state.num_tokens() < n_prompt) {
+    if (slot->state.num_tokens() == 0) slot->prefill_start = Clock::now();
+    int64_t begin = slot->state.num_tokens();
+    int64_t count = std::min(options_.prefill_chunk_tokens, n_prompt - begin);
+    std::span<const int32_t> chunk(slot->options.prompt.data() + begin, count);
+    Status status = model_->Forward(chunk, &slot->state, model::LogitsMode::kLast,
+                                    logits_.data(), &pool_);
+    if (!status.ok()) {
+      Finish(slot, status, StopReason::kLength);
+      return false;
+    }
+    if (slot->state.num_tokens() < n_prompt) return true;  // more prefill next step
+  } else {
+    std::span<const int32_t> last(&slot->history.back(), 1);
+    Status status = model_->Forward(last, &slot->state, model::LogitsMode::kLast,
+                                    logits_.data(), &pool_);
+    if (!status.ok()) {
+      Finish(slot, status, StopReason::kLength);
+      return false;
+    }
+  }
+  int32_t id = slot->sampler->Sample(logits_, slot->history, slot->generated);
+  TokenEvent event;
+  event.id = id;
+  std::vector<TokenLogprob> top = TopLogprobs(logits_, std::max<int64_t>(1, slot->options.top_logprobs));
+  float log_norm = top.front().logprob - logits_[top.front().id];
+  event.logprob = logits_[id] + log_norm;
+  if (slot->options.top_logprobs > 0) event.top = std::move(top);
+  Clock::time_point now = Clock::now();
+  if (slot->generated == 0) {
+    slot->first_token = now;
+    t.prefill_s = std::chrono::duration<double>(now - slot->prefill_start).count();
+  }
+  t.decode_s = std::chrono::duration<double>(now - slot->first_token).count();
+  slot->history.push_back(id);
+  ++slot->generated;
+  t.generated_tokens = slot->generated;
+  slot->handle->PushToken(std::move(event));
+  if (slot->options.stop_ids.count(id)) {
+    Finish(slot, OkStatus(), StopReason::kStopToken);
+    return false;
+  }
+  if (slot->generated >= slot->options.max_new_tokens) {
+    Finish(slot, OkStatus(), StopReason::kLength);
+    return false;
+  }
+  return true;
+}
+
+void Engine::Loop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty() || num_active_ > 0; });
+      if (stop_) return;
+    }
+    Admit();
+    for (auto& slot : slots_) {
+      if (slot->handle) Step(slot.get());
+    }
+  }
+}
+
+}  // namespace ds::engine
