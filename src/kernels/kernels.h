@@ -1,8 +1,11 @@
 // Compute kernels used by the model code. Each has a scalar reference in ref/ and optimised paths
-// (AVX2, AVX-512, NEON) selected once at run time for the CPU; tests hold every path to its
-// reference. Model code calls only this header and never includes intrinsics.
+// (AVX2, AVX-512; ARM runs the portable table) selected once at run time for the CPU; tests hold
+// every path to its reference. Model code calls only this header and never includes intrinsics.
 // Thread safety: stateless; functions taking a ThreadPool split work across it and return when
-// done. Results do not depend on the thread count.
+// done (a null pool runs on the calling thread). Results do not depend on the thread count.
+// Precision: MatVec/MatMul on quantised weights quantise the activations to int8 (one scale per
+// 32 or 256 values) and use integer block dot products: about 1e-2 relative error against an f32
+// reference; float weights accumulate in f32.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +27,9 @@ struct MatrixView {
   const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes; }
 };
 
-// Name of the instruction set the dispatcher picked ("avx512", "avx2", "neon", "scalar").
+// Name of the instruction set the dispatcher picked ("avx512", "avx2", "scalar"; ARM builds use
+// the portable "scalar" table). The environment variable DS_KERNELS_ISA=scalar|avx2|avx512,
+// read on first use, forces a path the CPU supports.
 std::string_view ActiveIsa();
 
 // y[n_rows] = W x[n_cols].
