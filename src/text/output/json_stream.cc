@@ -17,11 +17,21 @@ int HexValue(unsigned char c) {
 
 void AppendControlEscape(unsigned char c, std::string* out) {
   switch (c) {
-    case '\n': out->append("\\n"); return;
-    case '\r': out->append("\\r"); return;
-    case '\t': out->append("\\t"); return;
-    case '\b': out->append("\\b"); return;
-    case '\f': out->append("\\f"); return;
+    case '\n':
+      out->append("\\n");
+      return;
+    case '\r':
+      out->append("\\r");
+      return;
+    case '\t':
+      out->append("\\t");
+      return;
+    case '\b':
+      out->append("\\b");
+      return;
+    case '\f':
+      out->append("\\f");
+      return;
     default: {
       static constexpr char kHex[] = "0123456789abcdef";
       out->append("\\u00");

@@ -57,7 +57,7 @@ class JsonStreamer {
     kSurrogateSlash,  // after a high surrogate escape: '\' of the low one must follow
     kSurrogateU,      // ... then 'u'
     kNumber,
-    kLiteral,         // true, false, null
+    kLiteral,  // true, false, null
     kDone,
     kInvalid,
   };
@@ -84,9 +84,9 @@ class JsonStreamer {
   uint32_t code_unit_ = 0;
   std::string_view literal_;  // the literal being matched; literal_pos_ bytes of it seen
   size_t literal_pos_ = 0;
-  std::string closers_;       // expected closing brackets, innermost last
-  std::string held_;          // output not yet released
-  size_t releasable_ = 0;     // held_[0, releasable_) is safe to release
+  std::string closers_;    // expected closing brackets, innermost last
+  std::string held_;       // output not yet released
+  size_t releasable_ = 0;  // held_[0, releasable_) is safe to release
   bool string_open_at_release_ = false;
   std::string unreleased_input_;
 };

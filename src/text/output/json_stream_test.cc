@@ -27,8 +27,7 @@ const std::vector<std::string>& ValidValues() {
 }
 
 // Feeds `text` in pieces of `piece` bytes; returns the released text.
-std::string FeedInPieces(JsonStreamer* s, const std::string& text, size_t piece,
-                         size_t* consumed) {
+std::string FeedInPieces(JsonStreamer* s, const std::string& text, size_t piece, size_t* consumed) {
   std::string out;
   *consumed = 0;
   while (*consumed < text.size() && s->status() == JsonStreamer::Status::kInProgress) {

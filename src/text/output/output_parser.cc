@@ -118,24 +118,37 @@ void OutputParser::Drain(bool at_end) {
 
 bool OutputParser::Step(bool at_end) {
   switch (mode_) {
-    case Mode::kStart: return StepStart(at_end);
-    case Mode::kReasoning: return StepReasoning(at_end);
+    case Mode::kStart:
+      return StepStart(at_end);
+    case Mode::kReasoning:
+      return StepReasoning(at_end);
     case Mode::kSkipSpace:
       pending_.erase(0, LeadingSpace(pending_));
       if (pending_.empty()) return false;
       mode_ = Mode::kContent;
       return true;
-    case Mode::kContent: return StepContent(at_end);
-    case Mode::kBlockHead: return StepBlockHead(at_end);
-    case Mode::kJsonHead: return StepJsonHead(at_end);
-    case Mode::kJsonWholeBlock: return StepJsonWholeBlock(at_end);
-    case Mode::kJsonArgs: return StepJsonArgs();
-    case Mode::kJsonTail: return StepJsonTail(at_end);
-    case Mode::kXmlBody: return StepXmlBody(at_end);
-    case Mode::kXmlStringValue: return StepXmlStringValue(at_end);
-    case Mode::kXmlTypedValue: return StepXmlTypedValue(at_end);
-    case Mode::kXmlAfterFunction: return StepXmlAfterFunction(at_end);
-    case Mode::kBrokenBlock: return StepBrokenBlock(at_end);
+    case Mode::kContent:
+      return StepContent(at_end);
+    case Mode::kBlockHead:
+      return StepBlockHead(at_end);
+    case Mode::kJsonHead:
+      return StepJsonHead(at_end);
+    case Mode::kJsonWholeBlock:
+      return StepJsonWholeBlock(at_end);
+    case Mode::kJsonArgs:
+      return StepJsonArgs();
+    case Mode::kJsonTail:
+      return StepJsonTail(at_end);
+    case Mode::kXmlBody:
+      return StepXmlBody(at_end);
+    case Mode::kXmlStringValue:
+      return StepXmlStringValue(at_end);
+    case Mode::kXmlTypedValue:
+      return StepXmlTypedValue(at_end);
+    case Mode::kXmlAfterFunction:
+      return StepXmlAfterFunction(at_end);
+    case Mode::kBrokenBlock:
+      return StepBrokenBlock(at_end);
   }
   return false;
 }

@@ -13,7 +13,7 @@
 // - Input must be valid UTF-8; a piece that ends inside a character is held until it completes,
 //   so every event's text is whole characters.
 // - Whitespace the templates put around the markup is dropped: around the reasoning, after
-//   </think>, between content and a call, between calls. Content is otherwise verbatim.
+//   </think>, before and after each call. Content is otherwise verbatim.
 // - A call is announced (kToolCallBegin) once its name is known and its arguments can stream:
 //   JSON form when `{"name": "...", "arguments": ` and the arguments' `{` have arrived (other
 //   layouts wait for </tool_call> and are parsed whole); XML form at `<function=NAME>`. Then come
@@ -33,20 +33,21 @@
 //   string and open brackets are closed, and a key, ',' or value that was still incomplete is
 //   left out (an unfinished number that is valid so far is kept). This happens when the text
 //   ends (e.g. max_tokens) or when JSON-form arguments turn invalid. An XML value cut off by the
-//   end is kept as received. Then kToolCallEnd follows, and the rest of that call's block (the
-//   left-out text, anything that does not fit, up to and including its </tool_call>) comes back
-//   as content.
+//   end is kept as received, short of a partial </parameter> and the newline before it; an XML
+//   `<parameter=` cut off before its '>' is left out. Then kToolCallEnd follows, and the rest of
+//   that call's block (the left-out text, anything that does not fit, up to and including its
+//   </tool_call>) comes back as content. XML calls may hold several <function=...> in one block
+//   (as llama.cpp accepts); JSON-form blocks hold one object.
 // Thread safety: one instance per stream.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "text/output/json_stream.h"
 #include "text/output/tool_schema.h"
@@ -89,9 +90,9 @@ class OutputParser {
 
  private:
   enum class Mode : uint8_t {
-    kStart,             // may begin with <think>
-    kReasoning,         // inside <think>
-    kSkipSpace,         // after </think> or </tool_call>: drop whitespace
+    kStart,      // may begin with <think>
+    kReasoning,  // inside <think>
+    kSkipSpace,  // after </think> or </tool_call>: drop whitespace
     kContent,
     kBlockHead,         // after <tool_call>: which syntax?
     kJsonHead,          // `{"name": "...", "arguments": ` not complete yet

@@ -65,8 +65,8 @@ TEST(OutputParserTest, ReasoningParsingOff) {
 }
 
 TEST(OutputParserTest, UnicodeReasoningAndContent) {
-  ExpectParse(Json(true), "考える 🤔\n</think>\n\n答えは「四」です。🎉", "考える 🤔",
-              "答えは「四」です。🎉", {});
+  ExpectParse(Json(true), "考える 🤔\n</think>\n\n答えは「四」です。🎉",
+              "考える 🤔", "答えは「四」です。🎉", {});
 }
 
 TEST(OutputParserTest, JsonToolCall) {
@@ -100,9 +100,9 @@ TEST(OutputParserTest, JsonArgumentsWithTagsInsideStringsNestingAndUnicode) {
       "{\"command\": \"echo '</tool_call>' && cat <<EOF\\n<tool_call>\\nEOF\", "
       "\"options\": {\"env\": {\"LANG\": \"ja_JP.UTF-8\"}, \"list\": [1, 2.5e-3, -0, true, "
       "null, {\"k\": [\"}\", \"]\", \"\\\"\"]}]}, \"note\": \"日本語 🎉 \\u00e9 \\ud83d\\ude00\"}";
-  ExpectParse(Json(), "<tool_call>\n{\"name\": \"Bash\", \"arguments\": " + args +
-                          "}\n</tool_call>",
-              "", "", {{"Bash", args}});
+  ExpectParse(Json(),
+              "<tool_call>\n{\"name\": \"Bash\", \"arguments\": " + args + "}\n</tool_call>", "",
+              "", {{"Bash", args}});
 }
 
 TEST(OutputParserTest, RawNewlinesInJsonStringsAreEscaped) {
@@ -156,7 +156,8 @@ TEST(OutputParserTest, CutOffArgumentsAreClosed) {
   ExpectParse(Json(), head + "{", "", "Hi", {{"f", "{}"}});
   ExpectParse(Json(), head + "{\"a\": \"hel", "", "Hi", {{"f", "{\"a\": \"hel\"}"}});
   ExpectParse(Json(), head + "{\"a\": \"x\\u00", "", "Hi\\u00", {{"f", "{\"a\": \"x\"}"}});
-  ExpectParse(Json(), head + "{\"a\": [1, {\"b\": 12", "", "Hi", {{"f", "{\"a\": [1, {\"b\": 12}]}"}});
+  ExpectParse(Json(), head + "{\"a\": [1, {\"b\": 12", "", "Hi",
+              {{"f", "{\"a\": [1, {\"b\": 12}]}"}});
   // What could not be kept comes back as content.
   ExpectParse(Json(), head + "{\"a\": 1, \"b", "", "Hi, \"b", {{"f", "{\"a\": 1}"}});
   ExpectParse(Json(), head + "{\"a\": 1, \"b\": tr", "", "Hi, \"b\": tr", {{"f", "{\"a\": 1}"}});
@@ -177,8 +178,7 @@ TEST(OutputParserTest, InvalidArgumentsAfterAnnouncementAreClosedAndTheRestIsCon
 }
 
 TEST(OutputParserTest, ToolCallsDisabledLeaveTagsAsContent) {
-  const std::string text =
-      "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
+  const std::string text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
   ExpectParse(Plain(), text, "", text, {});
 }
 

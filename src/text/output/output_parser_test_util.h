@@ -110,7 +110,10 @@ inline ParsedOutput RunAllSplits(const OutputParserOptions& raw_options, const s
   std::vector<std::string> bytes;
   for (char c : text) bytes.emplace_back(1, c);
   EXPECT_EQ(Run(options, bytes), expected) << "byte by byte";
-  for (size_t cut = 1; cut < text.size(); ++cut) {
+  // Every cut of short texts; long ones (rendered template turns) at a stride, since the
+  // byte-by-byte run already passes every boundary.
+  const size_t stride = text.size() <= 400 ? 1 : 5;
+  for (size_t cut = 1; cut < text.size(); cut += stride) {
     EXPECT_EQ(Run(options, {text.substr(0, cut), text.substr(cut)}), expected) << "cut at " << cut;
   }
   std::mt19937 rng(static_cast<uint32_t>(text.size()));

@@ -63,17 +63,16 @@ TEST(OutputParserXmlTest, ValuesAreTypedByTheToolSchemas) {
   OutputParserOptions o = Xml(false);
   o.tools = Tools();
   ExpectParse(o,
-              XmlCall("read_file", {{"file_path", "a.py"}, {"offset", "10"}, {"limit", "2.5"},
-                                    {"extra", "7"}}),
+              XmlCall("read_file",
+                      {{"file_path", "a.py"}, {"offset", "10"}, {"limit", "2.5"}, {"extra", "7"}}),
               "", "",
               {{"read_file",
                 "{\"file_path\": \"a.py\", \"offset\": 10, \"limit\": 2.5, \"extra\": \"7\"}"}});
   ExpectParse(o,
-              XmlCall("todo_write",
-                      {{"todos", "[{\"content\": \"x\", \"status\": \"pending\"}]"},
-                       {"merge", "True"},
-                       {"meta", "{\"a\": null}"},
-                       {"id", "123"}}),
+              XmlCall("todo_write", {{"todos", "[{\"content\": \"x\", \"status\": \"pending\"}]"},
+                                     {"merge", "True"},
+                                     {"meta", "{\"a\": null}"},
+                                     {"id", "123"}}),
               "", "",
               {{"todo_write",
                 "{\"todos\": [{\"content\": \"x\", \"status\": \"pending\"}], \"merge\": true, "
@@ -90,7 +89,8 @@ TEST(OutputParserXmlTest, ParallelCallsAndSeveralFunctionsInOneBlock) {
   ExpectParse(Xml(false),
               "Reading both.\n\n" + XmlCall("read", {{"path", "a.py"}}) + "\n" +
                   XmlCall("read", {{"path", "b.py"}}),
-              "", "Reading both.", {{"read", "{\"path\": \"a.py\"}"}, {"read", "{\"path\": \"b.py\"}"}});
+              "", "Reading both.",
+              {{"read", "{\"path\": \"a.py\"}"}, {"read", "{\"path\": \"b.py\"}"}});
   ExpectParse(Xml(false),
               "<tool_call>\n<function=a>\n</function>\n<function=b>\n<parameter=x>\n1\n"
               "</parameter>\n</function>\n</tool_call>\nafter",
@@ -98,13 +98,14 @@ TEST(OutputParserXmlTest, ParallelCallsAndSeveralFunctionsInOneBlock) {
 }
 
 TEST(OutputParserXmlTest, MarkupInsideValuesUnicodeAndEscapes) {
-  ExpectParse(Xml(false),
-              XmlCall("write", {{"content", "<tool_call>\n<parameter=x>\n</tool_call> \"q\" \\ 日本 🎉"},
-                                {"path", "ü.txt"}}),
-              "", "",
-              {{"write",
-                "{\"content\": \"<tool_call>\\n<parameter=x>\\n</tool_call> \\\"q\\\" \\\\ 日本 "
-                "🎉\", \"path\": \"ü.txt\"}"}});
+  ExpectParse(
+      Xml(false),
+      XmlCall("write", {{"content", "<tool_call>\n<parameter=x>\n</tool_call> \"q\" \\ 日本 🎉"},
+                        {"path", "ü.txt"}}),
+      "", "",
+      {{"write",
+        "{\"content\": \"<tool_call>\\n<parameter=x>\\n</tool_call> \\\"q\\\" \\\\ 日本 "
+        "🎉\", \"path\": \"ü.txt\"}"}});
 }
 
 TEST(OutputParserXmlTest, MalformedBeforeAnnouncementIsContentVerbatim) {
@@ -128,7 +129,8 @@ TEST(OutputParserXmlTest, CutOffCallsAreClosed) {
               {{"read_file", "{\"file_path\": \"abc\\ndef\"}"}});
   ExpectParse(o, head + "<parameter=file_path>\nabc\n</para", "", "Hi",
               {{"read_file", "{\"file_path\": \"abc\"}"}});
-  ExpectParse(o, head + "<parameter=file_path>\n", "", "Hi", {{"read_file", "{\"file_path\": \"\"}"}});
+  ExpectParse(o, head + "<parameter=file_path>\n", "", "Hi",
+              {{"read_file", "{\"file_path\": \"\"}"}});
   ExpectParse(o, head + "<parameter=offset>\n12", "", "Hi", {{"read_file", "{\"offset\": 12}"}});
   ExpectParse(o, head + "<parameter=offs", "", "Hi<parameter=offs", {{"read_file", "{}"}});
 }
@@ -158,8 +160,7 @@ TEST(OutputParserXmlTest, StringValuesStreamBeforeTheirClosingTag) {
   EXPECT_EQ(so_far, "{\"content\": \"line 1");  // the final newline is held back
   parser.Push("line 2\n</parameter>\n</function>\n</tool_call>");
   parser.Finish();
-  EXPECT_EQ(parser.Result().tool_calls.at(0).arguments_json,
-            "{\"content\": \"line 1\\nline 2\"}");
+  EXPECT_EQ(parser.Result().tool_calls.at(0).arguments_json, "{\"content\": \"line 1\\nline 2\"}");
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 #include "text/output/stop_string_matcher.h"
 
-#include "text/output/scan_util.h"
-
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
+
+#include "text/output/scan_util.h"
 
 namespace ds::text {
 namespace {
