@@ -15,6 +15,8 @@
 //      for each output-parser event, then Finish(); on a failure after Begin, Fail(status).
 //      Every call returns complete SSE frames to write as they are.
 // Errors before streaming starts go out as ErrorResponse(api, status) with its HTTP status.
+// Write every JSON body with DumpJson (output_common.h): token pieces may be partial UTF-8, and
+// nlohmann's dump() throws on those.
 #pragma once
 
 #include "api/anthropic_request.h"
