@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  nlohmann-json3-dev libcli11-dev libspdlog-dev libxxhash-dev libpcre2-dev
+  nlohmann-json3-dev libcli11-dev libspdlog-dev libxxhash-dev libpcre2-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-jinja2
 )
 missing=()

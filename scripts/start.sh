@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
-# README command (a): build, then run deltaserve on the default model embedded in the binary.
-# Extra arguments go to `deltaserve run` (for example -p "your prompt" -n 64).
+# README command (a): build, then serve the default model embedded in the binary on
+# http://127.0.0.1:8080. Extra arguments go to `deltaserve serve` (see docs/configuration.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
-if (($# == 0)); then
-  set -- -p "Once upon a time" -n 64
-fi
-exec build/src/apps/deltaserve run "$@"
+exec build/src/apps/deltaserve serve "$@"

@@ -27,7 +27,7 @@ ErrorClass Classify(StatusCode code) {
     case StatusCode::kResourceExhausted:
       return {429, 429, "rate_limit_error", "rate_limit_exceeded", "rate_limit_error"};
     case StatusCode::kUnavailable:
-      return {503, 529, "server_error", "overloaded", "overloaded_error"};
+      return {503, 503, "server_error", "overloaded", "overloaded_error"};
     default:
       return {500, 500, "server_error", "server_error", "api_error"};
   }

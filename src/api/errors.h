@@ -5,8 +5,9 @@
 //   OutOfRange         400 invalid_request_error, code context_length_exceeded (prompt too long)
 //   NotFound           404 invalid_request_error / not_found_error
 //   Unimplemented      501 invalid_request_error, code unsupported
-//   ResourceExhausted  429 rate_limit_error (queue full: retry later)
-//   Unavailable        503 server_error / Anthropic 529 overloaded_error
+//   ResourceExhausted  429 rate_limit_error
+//   Unavailable        503 server_error / Anthropic overloaded_error (503 for both: the
+//                      server's documented busy answer, with Retry-After)
 //   anything else      500 server_error / api_error
 // Thread safety: stateless functions.
 #pragma once

@@ -496,7 +496,7 @@ TEST(ErrorsTest, StatusMapsToEachApisShape) {
        "invalid_request_error"},
       {ResourceExhaustedError("full"), 429, "rate_limit_error", "rate_limit_exceeded", 429,
        "rate_limit_error"},
-      {UnavailableError("busy"), 503, "server_error", "overloaded", 529, "overloaded_error"},
+      {UnavailableError("busy"), 503, "server_error", "overloaded", 503, "overloaded_error"},
       {InternalError("oops"), 500, "server_error", "server_error", 500, "api_error"},
   };
   for (const Case& c : cases) {

@@ -12,5 +12,6 @@ using CommandFn = std::function<int()>;
 CommandFn RegisterRun(CLI::App* app);
 CommandFn RegisterMakeModel(CLI::App* app);
 CommandFn RegisterBenchModel(CLI::App* app);
+CommandFn RegisterServe(CLI::App* app);
 
 }  // namespace ds::apps

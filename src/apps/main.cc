@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
       ->envname("DELTASERVE_LOG_LEVEL");
 
   std::map<CLI::App*, ds::apps::CommandFn> commands;
+  CLI::App* serve =
+      app.add_subcommand("serve", "serve the OpenAI- and Anthropic-compatible HTTP API");
+  commands[serve] = ds::apps::RegisterServe(serve);
   CLI::App* run = app.add_subcommand("run", "generate text from a prompt and print timings");
   commands[run] = ds::apps::RegisterRun(run);
   CLI::App* make_model =

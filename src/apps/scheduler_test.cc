@@ -70,7 +70,7 @@ TEST_F(SchedulerTest, QueueIsBounded) {
     if (handle.ok()) {
       accepted.push_back(*handle);
     } else {
-      EXPECT_EQ(handle.status().code(), StatusCode::kResourceExhausted);
+      EXPECT_EQ(handle.status().code(), StatusCode::kUnavailable);
       ++refused;
     }
   }

@@ -109,7 +109,7 @@ StatusOr<std::shared_ptr<RequestHandle>> Engine::Submit(RequestOptions options) 
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (static_cast<int>(queue_.size()) >= options_.max_queued) {
-      return ResourceExhaustedError("the server is busy: " + std::to_string(queue_.size()) +
+      return UnavailableError("the server is busy: " + std::to_string(queue_.size()) +
                                     " requests are already waiting");
     }
     queue_.push_back({std::move(options), handle, Clock::now()});

@@ -1,6 +1,6 @@
 // The engine: one thread that owns all inference state and serves up to `max_parallel`
 // sequences, interleaving prefill chunks and decode steps; further requests wait in a bounded
-// queue, and beyond it Submit() refuses with ResourceExhausted.
+// queue, and beyond it Submit() refuses with Unavailable (HTTP 503: retry later).
 //
 // Requests talk to the engine thread through a RequestHandle: the engine pushes token and done
 // events into the handle, the caller (an HTTP thread) blocks on Next(). Cancel() (a client that
@@ -93,7 +93,7 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Validates and enqueues. InvalidArgument for bad ids, OutOfRange when the prompt does not fit
-  // the context, ResourceExhausted when the queue is full.
+  // the context, Unavailable when the queue is full.
   StatusOr<std::shared_ptr<RequestHandle>> Submit(RequestOptions options);
 
   const EngineOptions& options() const { return options_; }

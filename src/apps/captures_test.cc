@@ -1,0 +1,115 @@
+// Every request body captured from real agent clients (Claude Code, Qwen Code, opencode, Codex,
+// pi, the SDKs) gets a valid 200 answer through the real server and a real Qwen3.5 chat template,
+// and thousands of mutated bodies never take the server down.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "apps/server_fixture.h"
+
+namespace ds::apps {
+namespace {
+
+std::string SharedDir() {
+  const char* env = std::getenv("DS_SHARED_DIR");
+  return env != nullptr ? env : "../shared";
+}
+
+std::string ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct Capture {
+  std::string name;
+  std::string url;
+  json body;
+};
+
+std::vector<Capture> LoadCaptures() {
+  std::vector<Capture> captures;
+  std::filesystem::path dir = SharedDir() + "/testdata/captures";
+  if (!std::filesystem::exists(dir)) return captures;
+  for (const auto& run : std::filesystem::directory_iterator(dir)) {
+    for (const auto& file : std::filesystem::directory_iterator(run.path())) {
+      json capture = json::parse(ReadText(file.path()), nullptr, false);
+      if (capture.is_discarded() || capture["method"] != "POST") continue;
+      captures.push_back({run.path().filename().string() + "/" + file.path().filename().string(),
+                          capture["url"], capture["body"]});
+    }
+  }
+  std::sort(captures.begin(), captures.end(),
+            [](const Capture& a, const Capture& b) { return a.name < b.name; });
+  return captures;
+}
+
+class CapturesTest : public ServerFixture {
+ protected:
+  void SetUp() override {
+    captures_ = LoadCaptures();
+    std::string qwen35 = ReadText(SharedDir() + "/testdata/templates/Qwen3.5-4B.jinja");
+    if (captures_.empty() || qwen35.empty()) {
+      GTEST_SKIP() << "captures or templates not found under " << SharedDir()
+                   << "; set DS_SHARED_DIR";
+    }
+    Start("Sure, done.", {}, qwen35);
+  }
+  std::vector<Capture> captures_;
+};
+
+TEST_F(CapturesTest, EveryCapturedRequestGetsA200) {
+  for (const Capture& capture : captures_) {
+    auto res = client_->Post(capture.url, capture.body.dump(), "application/json");
+    ASSERT_TRUE(res) << capture.name;
+    EXPECT_EQ(res->status, 200) << capture.name << ": " << res->body.substr(0, 500);
+    if (capture.body.value("stream", false)) {
+      EXPECT_NE(res->body.find("data: "), std::string::npos) << capture.name;
+    } else {
+      EXPECT_FALSE(json::parse(res->body, nullptr, false).is_discarded()) << capture.name;
+    }
+  }
+}
+
+TEST_F(CapturesTest, MutatedBodiesNeverTakeTheServerDown) {
+  std::mt19937 rng(1234);
+  int answered = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const Capture& capture = captures_[rng() % captures_.size()];
+    json body = capture.body;
+    body["max_tokens"] = 4;
+    body["stream"] = false;
+    std::string text = body.dump();
+    switch (rng() % 4) {
+      case 0:  // flip bytes
+        for (int k = 0; k < 4; ++k) text[rng() % text.size()] = static_cast<char>(rng());
+        break;
+      case 1:  // truncate
+        text.resize(rng() % text.size());
+        break;
+      case 2: {  // replace a value with one of the wrong type
+        static const char* kValues[] = {"null", "[]", "{}", "-1", "1e308", "\"x\"", "true"};
+        size_t colon = text.find(':', rng() % text.size());
+        if (colon != std::string::npos) text.insert(colon + 1, kValues[rng() % 7]);
+        break;
+      }
+      default:  // duplicate a slice
+        size_t at = rng() % text.size();
+        text.insert(at, text.substr(at, rng() % 64));
+    }
+    auto res = client_->Post(capture.url, text, "application/json");
+    ASSERT_TRUE(res) << "no answer to mutation " << i << " of " << capture.name;
+    EXPECT_TRUE(res->status == 200 || (res->status >= 400 && res->status < 500))
+        << res->status << " " << res->body.substr(0, 300);
+    EXPECT_FALSE(json::parse(res->body, nullptr, false).is_discarded());
+    ++answered;
+  }
+  auto health = client_->Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(answered, 2000);
+}
+
+}  // namespace
+}  // namespace ds::apps

@@ -1,0 +1,116 @@
+// `deltaserve serve`: the OpenAI- and Anthropic-compatible HTTP server. Every flag can also be
+// set in the config file given by --config (TOML-style `key = value`, keys named like the long
+// flags) and through a DELTASERVE_* environment variable; precedence is flag, then config file,
+// then environment, then default (docs/configuration.md).
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+#include "apps/commands.h"
+#include "apps/loaded_model.h"
+#include "base/log.h"
+#include "engine/scheduler.h"
+#include "server/chat_service.h"
+#include "server/http_server.h"
+
+namespace ds::apps {
+namespace {
+
+struct ServeFlags {
+  std::string model_path;
+  server::ServerOptions server;
+  engine::EngineOptions engine;
+};
+
+// SIGINT and SIGTERM are blocked in every thread and taken by sigwait() in the main thread, so
+// shutdown runs as ordinary code rather than in a signal handler.
+sigset_t BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+Status Serve(ServeFlags flags) {
+  sigset_t shutdown_signals = BlockShutdownSignals();  // before any thread starts
+  DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
+  if (flags.engine.context_tokens <= 0) {
+    flags.engine.context_tokens = loaded.model->hparams().n_ctx_train > 0
+                                      ? loaded.model->hparams().n_ctx_train
+                                      : 8192;
+  }
+  engine::Engine engine(loaded.model.get(), flags.engine);
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<server::ChatService> service,
+                      server::ChatService::Create(&engine, loaded.tokenizer.get()));
+  if (flags.server.model_id.empty()) {
+    flags.server.model_id = flags.model_path.empty()
+                                ? "deltaserve-default"
+                                : std::filesystem::path(flags.model_path).stem().string();
+  }
+  server::HttpServer http(flags.server, service.get());
+  DS_RETURN_IF_ERROR(http.Start());
+  DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens",
+              flags.server.model_id, loaded.model->hparams().arch, flags.server.host, http.port(),
+              flags.engine.max_parallel, flags.engine.context_tokens);
+  std::fprintf(stderr, "deltaserve: listening on http://%s:%d\n", flags.server.host.c_str(),
+               http.port());
+  int signal_number = 0;
+  sigwait(&shutdown_signals, &signal_number);
+  DS_LOG_INFO("deltaserve: signal {}, shutting down", signal_number);
+  http.Stop();
+  return OkStatus();
+}
+
+}  // namespace
+
+CommandFn RegisterServe(CLI::App* app) {
+  auto flags = std::make_shared<ServeFlags>();
+  flags->engine.context_tokens = 0;
+  app->set_config("--config", "", "config file (TOML-style key = value; see docs)")
+      ->envname("DELTASERVE_CONFIG");
+  auto env = [](CLI::Option* option, const char* name) { option->envname(name); };
+  env(app->add_option("-m,--model", flags->model_path, "GGUF model (default: the embedded one)"),
+      "DELTASERVE_MODEL");
+  env(app->add_option("--host", flags->server.host, "address to bind")->capture_default_str(),
+      "DELTASERVE_HOST");
+  env(app->add_option("--port", flags->server.port, "port to bind")->capture_default_str(),
+      "DELTASERVE_PORT");
+  env(app->add_option("--api-key", flags->server.api_key,
+                      "require this key (Authorization: Bearer or x-api-key)"),
+      "DELTASERVE_API_KEY");
+  env(app->add_option("--alias", flags->server.aliases, "more model names to list"),
+      "DELTASERVE_ALIAS");
+  env(app->add_option("--model-id", flags->server.model_id, "the model's name in /v1/models"),
+      "DELTASERVE_MODEL_ID");
+  env(app->add_option("--parallel", flags->engine.max_parallel, "sequences served at once")
+          ->capture_default_str(),
+      "DELTASERVE_PARALLEL");
+  env(app->add_option("--max-queue", flags->engine.max_queued,
+                      "requests waiting beyond --parallel; more get 503")
+          ->capture_default_str(),
+      "DELTASERVE_MAX_QUEUE");
+  env(app->add_option("-c,--ctx-size", flags->engine.context_tokens,
+                      "context size per sequence (default: the model's)"),
+      "DELTASERVE_CTX_SIZE");
+  env(app->add_option("--prefill-chunk", flags->engine.prefill_chunk_tokens,
+                      "prompt tokens per engine step")
+          ->capture_default_str(),
+      "DELTASERVE_PREFILL_CHUNK");
+  env(app->add_option("-t,--threads", flags->engine.threads, "threads (default: one per CPU)"),
+      "DELTASERVE_THREADS");
+  env(app->add_option("--max-body-bytes", flags->server.max_body_bytes, "largest request body")
+          ->capture_default_str(),
+      "DELTASERVE_MAX_BODY_BYTES");
+  return [flags] {
+    Status status = Serve(*flags);
+    if (status.ok()) return 0;
+    std::fprintf(stderr, "deltaserve serve: %s\n", status.message().c_str());
+    return 1;
+  };
+}
+
+}  // namespace ds::apps

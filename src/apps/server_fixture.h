@@ -1,0 +1,88 @@
+// An in-process server over a scripted model (see scripted_model.h) for HTTP-level tests.
+#pragma once
+
+#include <httplib.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "apps/default_vocab.h"
+#include "apps/scripted_model.h"
+#include "engine/scheduler.h"
+#include "server/chat_service.h"
+#include "server/http_server.h"
+#include "text/tokenizer.h"
+
+namespace ds::apps {
+
+using nlohmann::json;
+
+class ServerFixture : public ::testing::Test {
+ protected:
+  // Serves a scripted model that answers `script_text` then end-of-turn. `chat_template`
+  // replaces the built-in tokenizer's ChatML when given.
+  void Start(const std::string& script_text, server::ServerOptions options = {},
+             const std::string& chat_template = "") {
+    text::Vocab vocab = MakeDefaultVocab(300);
+    if (!chat_template.empty()) vocab.chat_template = chat_template;
+    auto tokenizer = text::Tokenizer::FromVocab(std::move(vocab));
+    ASSERT_TRUE(tokenizer.ok());
+    tokenizer_ = std::move(tokenizer).value();
+    std::vector<int32_t> script = tokenizer_->Encode(script_text, false, true);
+    script.push_back(tokenizer_->vocab().eos_id);
+    model_ = std::make_unique<ScriptedModel>(tokenizer_->num_tokens(), script);
+    engine_ = std::make_unique<engine::Engine>(
+        model_.get(), engine::EngineOptions{.max_parallel = 2, .context_tokens = 1 << 18,
+                                            .prefill_chunk_tokens = 4096, .threads = 1});
+    auto service = server::ChatService::Create(engine_.get(), tokenizer_.get());
+    ASSERT_TRUE(service.ok()) << service.status().ToString();
+    service_ = std::move(service).value();
+    options.port = 0;
+    options.model_id = "scripted";
+    http_ = std::make_unique<server::HttpServer>(options, service_.get());
+    ASSERT_TRUE(http_->Start().ok());
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
+    client_->set_read_timeout(30, 0);
+  }
+
+  void TearDown() override {
+    if (http_) http_->Stop();
+  }
+
+  json Post(const std::string& path, const json& body, int expected_status = 200) {
+    auto res = client_->Post(path, body.dump(), "application/json");
+    EXPECT_TRUE(res) << path;
+    if (!res) return json();
+    EXPECT_EQ(res->status, expected_status) << res->body;
+    return json::parse(res->body, nullptr, false);
+  }
+
+  // The data payloads of an SSE response, with their event names ("" when unnamed).
+  std::vector<std::pair<std::string, json>> PostStream(const std::string& path, json body) {
+    body["stream"] = true;
+    auto res = client_->Post(path, body.dump(), "application/json");
+    EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no response");
+    std::vector<std::pair<std::string, json>> events;
+    if (!res) return events;
+    std::string event;
+    std::istringstream lines(res->body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("event: ", 0) == 0) event = line.substr(7);
+      if (line.rfind("data: ", 0) != 0) continue;
+      std::string data = line.substr(6);
+      events.push_back({event, data == "[DONE]" ? json("[DONE]") : json::parse(data)});
+      event.clear();
+    }
+    return events;
+  }
+
+  std::unique_ptr<text::Tokenizer> tokenizer_;
+  std::unique_ptr<ScriptedModel> model_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<server::ChatService> service_;
+  std::unique_ptr<server::HttpServer> http_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+}  // namespace ds::apps

@@ -1,0 +1,143 @@
+// The HTTP server in-process over a scripted model: the exact output a test chooses (reasoning,
+// tool calls, stop strings) flows through the real engine, output parser and API formatters, and
+// comes back in each API's shapes, streamed and not.
+#include <gtest/gtest.h>
+
+#include "apps/server_fixture.h"
+
+namespace ds::apps {
+namespace {
+
+
+using ServerTest = ServerFixture;
+
+const json kTools = json::parse(R"([{"type": "function", "function": {"name": "read_file",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}])");
+
+constexpr const char* kToolScript =
+    "<think>\nlooking</think>\n\nLet me read it.\n<tool_call>\n{\"name\": \"read_file\", "
+    "\"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
+
+TEST_F(ServerTest, ChatCompletionWithReasoningAndToolCall) {
+  Start(kToolScript);
+  json res = Post("/v1/chat/completions",
+                  {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "read a.txt"}}}},
+                   {"tools", kTools}});
+  const json& message = res["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "looking");
+  EXPECT_EQ(message["content"], "Let me read it.");
+  ASSERT_EQ(message["tool_calls"].size(), 1u);
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "read_file");
+  EXPECT_EQ(json::parse(message["tool_calls"][0]["function"]["arguments"].get<std::string>()),
+            json({{"path", "a.txt"}}));
+  EXPECT_EQ(res["choices"][0]["finish_reason"], "tool_calls");
+}
+
+TEST_F(ServerTest, StreamedToolCallArgumentsConcatenateToTheCall) {
+  Start(kToolScript);
+  auto events = PostStream(
+      "/v1/chat/completions",
+      {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "read"}}}}, {"tools", kTools}});
+  std::string arguments, content, reasoning, name, finish;
+  for (const auto& [event, data] : events) {
+    if (data == "[DONE]") continue;
+    for (const json& choice : data["choices"]) {
+      const json& delta = choice["delta"];
+      if (delta.contains("content") && delta["content"].is_string()) content += delta["content"];
+      if (delta.contains("reasoning_content")) reasoning += delta["reasoning_content"];
+      if (delta.contains("tool_calls")) {
+        const json& call = delta["tool_calls"][0]["function"];
+        if (call.contains("name")) name = call["name"];
+        if (call.contains("arguments")) arguments += call["arguments"].get<std::string>();
+      }
+      if (choice["finish_reason"].is_string()) finish = choice["finish_reason"];
+    }
+  }
+  EXPECT_EQ(events.back().second, "[DONE]");
+  EXPECT_EQ(reasoning, "looking");
+  EXPECT_EQ(content, "Let me read it.");
+  EXPECT_EQ(name, "read_file");
+  EXPECT_EQ(json::parse(arguments), json({{"path", "a.txt"}}));
+  EXPECT_EQ(finish, "tool_calls");
+}
+
+TEST_F(ServerTest, AnthropicMessageHasThinkingTextAndToolUseBlocks) {
+  Start(kToolScript);
+  json res = Post("/v1/messages",
+                  {{"model", "claude"}, {"max_tokens", 100},
+                   {"messages", {{{"role", "user"}, {"content", "read a.txt"}}}},
+                   {"tools", {{{"name", "read_file"},
+                               {"input_schema", kTools[0]["function"]["parameters"]}}}}});
+  ASSERT_EQ(res["content"].size(), 3u) << res.dump();
+  EXPECT_EQ(res["content"][0]["type"], "thinking");
+  EXPECT_EQ(res["content"][1]["type"], "text");
+  EXPECT_EQ(res["content"][2]["type"], "tool_use");
+  EXPECT_EQ(res["content"][2]["input"], json({{"path", "a.txt"}}));
+  EXPECT_EQ(res["stop_reason"], "tool_use");
+
+  auto events = PostStream("/v1/messages",
+                           {{"model", "claude"}, {"max_tokens", 100},
+                            {"messages", {{{"role", "user"}, {"content", "read"}}}}});
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front().first, "message_start");
+  EXPECT_EQ(events.back().first, "message_stop");
+}
+
+TEST_F(ServerTest, StopStringsEndTheReplyAndAreNotReturned) {
+  Start("Hello world. STOP and more text");
+  json res = Post("/v1/chat/completions",
+                  {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                   {"stop", {"STOP"}}});
+  EXPECT_EQ(res["choices"][0]["message"]["content"], "Hello world. ");
+  EXPECT_EQ(res["choices"][0]["finish_reason"], "stop");
+}
+
+TEST_F(ServerTest, BadRequestsGetTheirApiErrorShape) {
+  Start("ok");
+  auto bad_json = client_->Post("/v1/chat/completions", "{nope", "application/json");
+  ASSERT_TRUE(bad_json);
+  EXPECT_EQ(bad_json->status, 400);
+  EXPECT_TRUE(json::parse(bad_json->body)["error"]["message"].is_string());
+  json anthropic = Post("/v1/messages", {{"model", "m"}, {"messages", 5}}, 400);
+  EXPECT_EQ(anthropic["type"], "error");
+  EXPECT_TRUE(anthropic["error"]["message"].is_string());
+}
+
+TEST_F(ServerTest, ApiKeyIsRequiredWhenConfigured) {
+  server::ServerOptions options;
+  options.api_key = "k";
+  Start("ok", options);
+  json body = {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}};
+  auto denied = client_->Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(denied);
+  EXPECT_EQ(denied->status, 401);
+  httplib::Headers headers = {{"Authorization", "Bearer k"}};
+  auto allowed = client_->Post("/v1/chat/completions", headers, body.dump(), "application/json");
+  ASSERT_TRUE(allowed);
+  EXPECT_EQ(allowed->status, 200);
+  auto health = client_->Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+TEST_F(ServerTest, OversizedBodiesAndInvalidUtf8AreClearErrors) {
+  server::ServerOptions options;
+  options.max_body_bytes = 2000;
+  Start("ok", options);
+  json big = {{"model", "x"},
+              {"messages", {{{"role", "user"}, {"content", std::string(5000, 'a')}}}}};
+  auto res = client_->Post("/v1/chat/completions", big.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_TRUE(json::parse(res->body)["error"]["message"].is_string());
+  std::string bad_utf8 =
+      std::string(R"({"model": "x", "messages": [{"role": "user", "content": "a)") + "\xff\xfe" +
+      R"("}]})";
+  res = client_->Post("/v1/chat/completions", bad_utf8, "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("UTF-8"), std::string::npos) << res->body;
+}
+
+}  // namespace
+}  // namespace ds::apps

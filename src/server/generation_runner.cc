@@ -1,0 +1,93 @@
+#include "server/generation_runner.h"
+
+#include "text/detokenizer.h"
+#include "text/output/stop_string_matcher.h"
+
+namespace ds::server {
+
+GenerationRunner::GenerationRunner(const text::Tokenizer* tokenizer,
+                                   const api::ChatRequest& request, const BuiltPrompt& prompt,
+                                   std::shared_ptr<engine::RequestHandle> handle)
+    : tokenizer_(tokenizer), request_(request), prompt_(prompt), handle_(std::move(handle)) {
+  if (request_.api != api::ApiKind::kCompletions) {
+    parser_ = std::make_unique<text::OutputParser>(prompt_.parser_options);
+  }
+}
+
+api::TokenInfo GenerationRunner::MakeTokenInfo(const engine::TokenEvent& token) const {
+  api::TokenInfo info;
+  info.id = token.id;
+  info.piece = tokenizer_->TokenToPiece(token.id);
+  info.logprob = token.logprob;
+  for (const engine::TokenLogprob& alt : token.top) {
+    info.top.emplace_back(tokenizer_->TokenToPiece(alt.id), alt.logprob);
+  }
+  return info;
+}
+
+std::vector<text::OutputEvent> GenerationRunner::Parse(const std::string& text, bool at_end) {
+  output_.text += text;
+  if (parser_ == nullptr) return {};
+  std::vector<text::OutputEvent> events = parser_->Push(text);
+  if (at_end) {
+    std::vector<text::OutputEvent> last = parser_->Finish();
+    events.insert(events.end(), last.begin(), last.end());
+  }
+  return events;
+}
+
+api::FinishInfo GenerationRunner::MakeFinishInfo(const engine::DoneEvent& done) const {
+  api::FinishInfo finish;
+  const engine::Timings& t = done.timings.generation;
+  finish.prompt_tokens = t.prompt_tokens;
+  finish.cached_tokens = t.cached_prompt_tokens;
+  finish.completion_tokens = t.generated_tokens;
+  finish.timings = t;
+  if (stopped_by_string_) {
+    finish.reason = api::FinishInfo::Reason::kStop;
+  } else if (done.stop_reason == engine::StopReason::kStopToken) {
+    finish.reason = api::FinishInfo::Reason::kStop;
+  } else if (done.stop_reason == engine::StopReason::kLength) {
+    finish.reason = api::FinishInfo::Reason::kLength;
+  } else {
+    finish.reason = api::FinishInfo::Reason::kCancelled;
+  }
+  return finish;
+}
+
+GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
+  text::IncrementalDetokenizer detokenizer(tokenizer_);
+  text::StopStringMatcher stops(request_.stop);
+  engine::TokenEvent token;
+  engine::DoneEvent done;
+  bool client_gone = false;
+  while (handle_->Next(&token, &done)) {
+    if (stopped_by_string_ || client_gone) continue;  // draining what was already produced
+    api::TokenInfo info = MakeTokenInfo(token);
+    if (request_.logprobs) output_.tokens.push_back(info);
+    text::StopStringMatcher::Result released = stops.Push(detokenizer.Push(token.id));
+    if (stops.stopped()) {
+      stopped_by_string_ = true;
+      output_.finish.stop_sequence = stops.matched_stop_string();
+      handle_->Cancel();
+    }
+    std::vector<text::OutputEvent> events = Parse(released.text, stopped_by_string_);
+    if (!on_progress(released.text, events, &info)) {
+      client_gone = true;
+      handle_->Cancel();
+    }
+  }
+  std::string stop_sequence = output_.finish.stop_sequence;
+  output_.finish = MakeFinishInfo(done);
+  output_.finish.stop_sequence = stop_sequence;
+  output_.status = done.status;
+  if (!stopped_by_string_ && !client_gone) {
+    std::string rest = stops.Push(detokenizer.Flush()).text + stops.Flush();
+    std::vector<text::OutputEvent> events = Parse(rest, /*at_end=*/true);
+    if (!rest.empty() || !events.empty()) on_progress(rest, events, nullptr);
+  }
+  if (parser_ != nullptr) output_.parsed = parser_->Result();
+  return std::move(output_);
+}
+
+}  // namespace ds::server

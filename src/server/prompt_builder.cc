@@ -1,0 +1,107 @@
+#include "server/prompt_builder.h"
+
+namespace ds::server {
+namespace {
+
+// For models whose GGUF has no chat template: ChatML, which the Qwen family speaks.
+constexpr const char* kChatMlTemplate =
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + (message['content'] or '') + "
+    "'<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
+bool EndsWith(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Templates such as Qwen3.5's refuse a system message after the first turn, which Claude Code
+// sends. Rewriting those in place as user messages keeps the rest of the prompt, and so its
+// cached prefix, unchanged. Returns false when there is nothing to rewrite.
+bool DemoteLateSystemMessages(api::Json* messages) {
+  bool changed = false;
+  for (size_t i = 1; i < messages->size(); ++i) {
+    api::Json& message = (*messages)[i];
+    if (message.value("role", "") == "system") {
+      message["role"] = "user";
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+std::string TokenText(const text::Tokenizer& tokenizer, int32_t id) {
+  if (id < 0 || id >= tokenizer.num_tokens()) return "";
+  return tokenizer.TokenToPiece(id, /*render_special=*/true);
+}
+
+}  // namespace
+
+PromptBuilder::PromptBuilder(const text::Tokenizer* tokenizer,
+                             text::jinja::Template chat_template, bool xml_tool_calls)
+    : tokenizer_(tokenizer), chat_template_(std::move(chat_template)),
+      xml_tool_calls_(xml_tool_calls) {}
+
+StatusOr<std::unique_ptr<PromptBuilder>> PromptBuilder::Create(const text::Tokenizer* tokenizer) {
+  std::string source = tokenizer->vocab().chat_template;
+  if (source.empty()) source = kChatMlTemplate;
+  StatusOr<text::jinja::Template> parsed = text::jinja::Template::Parse(source);
+  if (!parsed.ok()) {
+    return InvalidArgumentError("the model's chat template does not parse: " +
+                                parsed.status().message());
+  }
+  bool xml = source.find("<function=") != std::string::npos;
+  return std::unique_ptr<PromptBuilder>(
+      new PromptBuilder(tokenizer, std::move(parsed).value(), xml));
+}
+
+StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) const {
+  api::Json context = request.template_kwargs.is_object() ? request.template_kwargs
+                                                          : api::Json::object();
+  context["messages"] = request.messages;
+  if (request.tools.is_array() && !request.tools.empty() &&
+      request.tool_choice.mode != api::ToolChoice::Mode::kNone) {
+    context["tools"] = request.tools;
+  }
+  context["add_generation_prompt"] = request.add_generation_prompt;
+  context["bos_token"] = TokenText(*tokenizer_, tokenizer_->vocab().bos_id);
+  context["eos_token"] = TokenText(*tokenizer_, tokenizer_->vocab().eos_id);
+  StatusOr<std::string> rendered = chat_template_.Render(context);
+  if (!rendered.ok() && DemoteLateSystemMessages(&context["messages"])) {
+    rendered = chat_template_.Render(context);
+  }
+  if (!rendered.ok()) {
+    return InvalidArgumentError("the chat template failed on this request: " +
+                                rendered.status().message());
+  }
+  BuiltPrompt prompt;
+  prompt.text = std::move(rendered).value();
+  if (request.continue_final_message) {
+    // Continue the last assistant message: drop what the template closed it with.
+    size_t end = prompt.text.rfind("<|im_end|>");
+    if (end != std::string::npos) prompt.text.resize(end);
+  }
+  prompt.ids = tokenizer_->Encode(prompt.text, /*add_special=*/true, /*parse_special=*/true);
+  text::OutputParserOptions& parser = prompt.parser_options;
+  parser.starts_in_reasoning = EndsWith(prompt.text, "<think>\n") ||
+                               EndsWith(prompt.text, "<think>");
+  parser.xml_tool_calls = xml_tool_calls_;
+  parser.json_tool_calls = !xml_tool_calls_;
+  parser.tools = request.tools;
+  return prompt;
+}
+
+StatusOr<BuiltPrompt> PromptBuilder::Build(const api::ChatRequest& request) const {
+  if (request.api != api::ApiKind::kCompletions) return BuildChat(request);
+  BuiltPrompt prompt;
+  if (request.prompt_is_ids) {
+    prompt.ids = request.prompt_ids;
+  } else {
+    prompt.text = request.prompt_text;
+    prompt.ids = tokenizer_->Encode(prompt.text, /*add_special=*/true, /*parse_special=*/true);
+  }
+  return prompt;
+}
+
+}  // namespace ds::server

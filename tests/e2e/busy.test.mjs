@@ -1,0 +1,32 @@
+// Beyond --parallel and --max-queue the server answers 503 with Retry-After instead of queueing
+// without bound.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer } from './server.mjs';
+
+let server;
+
+before(async () => {
+  server = await startServer(['--parallel', '1', '--max-queue', '1']);
+});
+
+after(async () => {
+  await server.stop();
+});
+
+test('requests beyond the queue get 503 with Retry-After', async () => {
+  const body = JSON.stringify({
+    model: 'm', messages: [{ role: 'user', content: 'write a lot' }], max_tokens: 300,
+  });
+  const send = () => fetch(`${server.baseUrl}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body,
+  });
+  const responses = await Promise.all([send(), send(), send(), send(), send()]);
+  const statuses = responses.map((r) => r.status);
+  assert.ok(statuses.includes(200), statuses.join(','));
+  const busy = responses.filter((r) => r.status === 503);
+  assert.ok(busy.length >= 1, statuses.join(','));
+  assert.equal(busy[0].headers.get('retry-after'), '1');
+  const error = await busy[0].json();
+  assert.equal(typeof error.error.message, 'string');
+});

@@ -1,0 +1,41 @@
+// Starts a deltaserve server on a free port for a test file and stops it afterwards.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+export const binary = process.env.DELTASERVE_BIN ?? path.join(repoRoot, 'build/src/apps/deltaserve');
+const sharedDir = process.env.DS_SHARED_DIR ?? path.join(repoRoot, '../shared');
+// A model with a real Qwen3.5 chat template when the shared test data is present; otherwise the
+// default model embedded in the binary.
+export const modelPath = [path.join(sharedDir, 'testdata/hybrid/qwen35moe-pub.gguf')]
+  .find((p) => existsSync(p));
+
+export async function startServer(extraArgs = []) {
+  const args = ['serve', '--port', '0', '--threads', '2', ...extraArgs];
+  if (modelPath && !extraArgs.includes('-m')) args.push('-m', modelPath);
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${log}`)), 60000);
+    child.stderr.on('data', (chunk) => {
+      log += chunk;
+      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(log);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${log}`)));
+  });
+  return {
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    log: () => log,
+    async stop() {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
