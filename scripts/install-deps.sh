@@ -6,6 +6,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libspdlog-dev libxxhash-dev libpcre2-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-jinja2
 )
+# The black-box tests need node and npm; Debian's own are used only where none is installed.
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

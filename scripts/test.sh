@@ -3,6 +3,7 @@
 # untrusted bytes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/install-deps.sh
 (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
 scripts/build.sh
 tools/check_layers.sh

@@ -38,12 +38,54 @@ constexpr const char* kControlTokens[] = {"<|endoftext|>", "<|im_start|>", "<|im
 constexpr const char* kUserDefinedTokens[] = {"<think>",       "</think>",        "<tool_call>",
                                               "</tool_call>", "<tool_response>", "</tool_response>"};
 
-// ChatML, as Qwen models use it, with tools listed in the system turn.
-constexpr const char* kChatTemplate =
-    "{%- for message in messages %}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+// ChatML as the Qwen family speaks it: tools described in the system turn, calls as JSON inside
+// <tool_call> tags, results inside <tool_response> tags in a user turn, reasoning in <think>.
+constexpr const char* kChatTemplate = R"TEMPLATE(
+{%- if tools %}
+{{- '<|im_start|>system\n' }}
+{%- if messages[0].role == 'system' %}{{- messages[0].content + '\n\n' }}{%- endif %}
+{{- '# Tools\n\nThese functions are available, described as JSON schemas:\n<tools>' }}
+{%- for tool in tools %}{{- '\n' + (tool | tojson) }}{%- endfor %}
+{{- '\n</tools>\n\nTo call a function, answer with a JSON object holding its name and ' }}
+{{- 'arguments inside <tool_call></tool_call> tags:\n<tool_call>\n' }}
+{{- '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n' }}
+{%- elif messages[0].role == 'system' %}
+{{- '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}
+{%- endif %}
+{%- for message in messages %}
+{%- if message.role == 'user' or (message.role == 'system' and not loop.first) %}
+{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' }}
+{%- elif message.role == 'assistant' %}
+{{- '<|im_start|>assistant\n' }}
+{%- if message.reasoning_content %}
+{{- '<think>\n' + message.reasoning_content + '\n</think>\n\n' }}
+{%- endif %}
+{{- message.content or '' }}
+{%- for call in message.tool_calls or [] %}
+{%- set function = call.function or call %}
+{{- '\n<tool_call>\n{"name": "' + function.name + '", "arguments": ' }}
+{%- if function.arguments is string %}{{- function.arguments }}
+{%- else %}{{- function.arguments | tojson }}{%- endif %}
+{{- '}\n</tool_call>' }}
+{%- endfor %}
+{{- '<|im_end|>\n' }}
+{%- elif message.role == 'tool' %}
+{%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}
+{{- '<|im_start|>user' }}
+{%- endif %}
+{{- '\n<tool_response>\n' + message.content + '\n</tool_response>' }}
+{%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}
+{{- '<|im_end|>\n' }}
+{%- endif %}
+{%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+{{- '<|im_start|>assistant\n' }}
+{%- if enable_thinking is defined and enable_thinking is false %}
+{{- '<think>\n\n</think>\n\n' }}
+{%- endif %}
+{%- endif %}
+)TEMPLATE";
 
 // Words as GPT-2 style pre-tokenisation cuts them: a leading space belongs to the next word.
 std::map<std::string, int64_t> CountWords() {

@@ -3,14 +3,6 @@
 namespace ds::server {
 namespace {
 
-// For models whose GGUF has no chat template: ChatML, which the Qwen family speaks.
-constexpr const char* kChatMlTemplate =
-    "{%- for message in messages %}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + (message['content'] or '') + "
-    "'<|im_end|>\\n' }}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
-
 bool EndsWith(const std::string& text, std::string_view suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -45,7 +37,7 @@ PromptBuilder::PromptBuilder(const text::Tokenizer* tokenizer,
 
 StatusOr<std::unique_ptr<PromptBuilder>> PromptBuilder::Create(const text::Tokenizer* tokenizer) {
   std::string source = tokenizer->vocab().chat_template;
-  if (source.empty()) source = kChatMlTemplate;
+  if (source.empty()) source = text::jinja::kChatMlTemplate;
   StatusOr<text::jinja::Template> parsed = text::jinja::Template::Parse(source);
   if (!parsed.ok()) {
     return InvalidArgumentError("the model's chat template does not parse: " +
