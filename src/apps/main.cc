@@ -12,6 +12,11 @@ int main(int argc, char** argv) {
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "debug, info, warn, error or off")
       ->envname("DELTASERVE_LOG_LEVEL");
+  // CLI11 reads config files on the main command only; a subcommand's keys go in its own
+  // section ([serve]). Fallthrough lets these options follow the subcommand's name.
+  app.set_config("--config", "", "config file: key = value lines, [serve] section for serve")
+      ->envname("DELTASERVE_CONFIG");
+  app.fallthrough();
 
   std::map<CLI::App*, ds::apps::CommandFn> commands;
   CLI::App* serve =

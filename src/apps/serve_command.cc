@@ -1,7 +1,7 @@
 // `deltaserve serve`: the OpenAI- and Anthropic-compatible HTTP server. Every flag can also be
-// set in the config file given by --config (TOML-style `key = value`, keys named like the long
-// flags) and through a DELTASERVE_* environment variable; precedence is flag, then config file,
-// then environment, then default (docs/configuration.md).
+// set in the [serve] section of the config file given by --config (TOML-style `key = value`,
+// keys named like the long flags) and through a DELTASERVE_* environment variable; precedence is
+// flag, then config file, then environment, then default (docs/configuration.md).
 #include <pthread.h>
 
 #include <csignal>
@@ -70,8 +70,6 @@ Status Serve(ServeFlags flags) {
 CommandFn RegisterServe(CLI::App* app) {
   auto flags = std::make_shared<ServeFlags>();
   flags->engine.context_tokens = 0;
-  app->set_config("--config", "", "config file (TOML-style key = value; see docs)")
-      ->envname("DELTASERVE_CONFIG");
   auto env = [](CLI::Option* option, const char* name) { option->envname(name); };
   env(app->add_option("-m,--model", flags->model_path, "GGUF model (default: the embedded one)"),
       "DELTASERVE_MODEL");

@@ -1,0 +1,28 @@
+// Settings come from flags, the config file and the environment, in that order of precedence.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startServer } from './server.mjs';
+
+test('flag beats config file beats environment', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'deltaserve-config-'));
+  const config = path.join(dir, 'deltaserve.toml');
+  writeFileSync(config, '[serve]\nparallel = 3\nmax-queue = 5\nalias = ["cfg-alias"]\n');
+  process.env.DELTASERVE_PARALLEL = '7';
+  process.env.DELTASERVE_MODEL_ID = 'from-env';
+  const server = await startServer(['--config', config, '--max-queue', '9']);
+  delete process.env.DELTASERVE_PARALLEL;
+  delete process.env.DELTASERVE_MODEL_ID;
+  try {
+    const health = await (await fetch(`${server.baseUrl}/health`)).json();
+    assert.equal(health.parallel, 3);   // config over environment
+    assert.equal(health.max_queue, 9);  // flag over config
+    const models = await (await fetch(`${server.baseUrl}/v1/models`)).json();
+    const ids = models.data.map((m) => m.id);
+    assert.deepEqual(ids, ['from-env', 'cfg-alias']);  // environment where nothing else is set
+  } finally {
+    await server.stop();
+  }
+});
