@@ -149,7 +149,14 @@ Status ParseMessage(const Json& message, const std::string& path, Json* out) {
   return OkStatus();
 }
 
-StatusOr<std::string> SystemText(const Json& body) {
+bool IsVolatile(const std::string& text, const std::vector<std::string>& prefixes) {
+  for (const std::string& prefix : prefixes) {
+    if (text.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+StatusOr<std::string> SystemText(const Json& body, const std::vector<std::string>& volatile_prefixes) {
   const Json* system = FindField(body, "system");
   if (system == nullptr) return std::string();
   if (system->is_string()) return system->get<std::string>();
@@ -166,15 +173,19 @@ StatusOr<std::string> SystemText(const Json& body) {
     if (type != "text") return InvalidArgumentError(FieldPath(path, "type") + " must be \"text\"");
     std::string block_text;
     DS_RETURN_IF_ERROR(RequireString(block, "text", path, &block_text));
-    if (i > 0) text += "\n";
+    if (IsVolatile(block_text, volatile_prefixes)) continue;
+    if (!text.empty()) text += "\n";
     text += block_text;
   }
   return text;
 }
 
-Status ParseMessages(const Json& body, ChatRequest* req) {
-  DS_ASSIGN_OR_RETURN(std::string system, SystemText(body));
-  if (FindField(body, "system") != nullptr) {
+Status ParseMessages(const Json& body, const std::vector<std::string>& volatile_prefixes,
+                     ChatRequest* req) {
+  DS_ASSIGN_OR_RETURN(std::string system, SystemText(body, volatile_prefixes));
+  // A block list left empty by the volatile rule means no system message at all.
+  const Json* system_field = FindField(body, "system");
+  if (system_field != nullptr && (system_field->is_string() || !system.empty())) {
     req->messages.push_back(Json{{"role", "system"}, {"content", std::move(system)}});
   }
   DS_ASSIGN_OR_RETURN(const Json* messages, FindArray(body, "messages", ""));
@@ -252,14 +263,14 @@ Status ParseThinking(const Json& body, ChatRequest* req) {
   return OkStatus();
 }
 
-StatusOr<ChatRequest> ParseCommon(const Json& body, const engine::SamplingParams& defaults,
+StatusOr<ChatRequest> ParseCommon(const Json& body, const AnthropicParseOptions& options,
                                   ApiKind api) {
   DS_RETURN_IF_ERROR(CheckBodyIsObject(body));
   ChatRequest req;
   req.api = api;
-  req.sampling = defaults;
+  req.sampling = options.defaults;
   DS_RETURN_IF_ERROR(ReadString(body, "model", "", &req.model));
-  DS_RETURN_IF_ERROR(ParseMessages(body, &req));
+  DS_RETURN_IF_ERROR(ParseMessages(body, options.volatile_system_prefixes, &req));
   DS_RETURN_IF_ERROR(ParseTools(body, &req));
   DS_RETURN_IF_ERROR(ParseToolChoice(body, &req));
   DS_RETURN_IF_ERROR(ParseThinking(body, &req));
@@ -276,8 +287,8 @@ StatusOr<ChatRequest> ParseCommon(const Json& body, const engine::SamplingParams
 }  // namespace
 
 StatusOr<ChatRequest> ParseAnthropicMessagesRequest(const Json& body,
-                                                    const engine::SamplingParams& defaults) {
-  DS_ASSIGN_OR_RETURN(ChatRequest req, ParseCommon(body, defaults, ApiKind::kAnthropicMessages));
+                                                    const AnthropicParseOptions& options) {
+  DS_ASSIGN_OR_RETURN(ChatRequest req, ParseCommon(body, options, ApiKind::kAnthropicMessages));
   if (FindField(body, "max_tokens") == nullptr)
     return InvalidArgumentError("max_tokens is required");
   DS_RETURN_IF_ERROR(
@@ -285,8 +296,9 @@ StatusOr<ChatRequest> ParseAnthropicMessagesRequest(const Json& body,
   return req;
 }
 
-StatusOr<ChatRequest> ParseAnthropicCountTokensRequest(const Json& body) {
-  return ParseCommon(body, {}, ApiKind::kAnthropicCountTokens);
+StatusOr<ChatRequest> ParseAnthropicCountTokensRequest(const Json& body,
+                                                       const AnthropicParseOptions& options) {
+  return ParseCommon(body, options, ApiKind::kAnthropicCountTokens);
 }
 
 }  // namespace ds::api

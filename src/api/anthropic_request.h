@@ -22,10 +22,19 @@
 
 namespace ds::api {
 
+struct AnthropicParseOptions {
+  engine::SamplingParams defaults;
+  // System blocks whose text starts with one of these are dropped. Clients put per-request
+  // values there (Claude Code's billing header carries a hash of the request), which would
+  // change the first tokens of every prompt and so defeat the prefix cache.
+  std::vector<std::string> volatile_system_prefixes = {"x-anthropic-billing-header:"};
+};
+
 StatusOr<ChatRequest> ParseAnthropicMessagesRequest(const Json& body,
-                                                    const engine::SamplingParams& defaults = {});
+                                                    const AnthropicParseOptions& options = {});
 
 // The same body without max_tokens; sampling fields are read but unused.
-StatusOr<ChatRequest> ParseAnthropicCountTokensRequest(const Json& body);
+StatusOr<ChatRequest> ParseAnthropicCountTokensRequest(const Json& body,
+                                                       const AnthropicParseOptions& options = {});
 
 }  // namespace ds::api

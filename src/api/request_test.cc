@@ -79,11 +79,11 @@ TEST(CapturesTest, ClaudeCodeToolTurn) {
   StatusOr<ChatRequest> req = ParseAnthropicMessagesRequest(body);
   ASSERT_TRUE(req.ok()) << req.status().ToString();
   const Json& m = req->messages;
-  // System blocks joined by "\n", the billing header kept as it is.
+  // System blocks joined by "\n", the per-request billing header dropped by the default rule.
   ASSERT_EQ(m[0]["role"], "system");
   std::string system = m[0]["content"];
-  EXPECT_EQ(system.rfind("x-anthropic-billing-header: cc_version=2.1.197.58e;", 0), 0u);
-  EXPECT_NE(system.find("cc_entrypoint=sdk-cli;\nYou are a Claude agent"), std::string::npos);
+  EXPECT_EQ(system.rfind("You are a Claude agent", 0), 0u);
+  EXPECT_EQ(system.find("x-anthropic-billing-header"), std::string::npos);
   // The user's two text blocks concatenated, then the mid-conversation system message in place.
   EXPECT_EQ(m[1]["role"], "user");
   std::string user = m[1]["content"];
@@ -507,6 +507,35 @@ TEST(AnthropicRequestTest, CountTokensNeedsNoMaxTokens) {
       Json::parse(R"({"model": "m", "messages": [{"role": "user", "content": "hi"}]})"));
   ASSERT_TRUE(req.ok()) << req.status().ToString();
   EXPECT_EQ(req->api, ApiKind::kAnthropicCountTokens);
+}
+
+TEST(AnthropicRequestTest, VolatileSystemBlocksAreDroppedByRule) {
+  Json body = Json::parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "q"}],
+      "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=1; cch=ab12;"},
+                 {"type": "text", "text": "You are helpful."},
+                 {"type": "text", "text": "Be brief."}]})");
+  StatusOr<ChatRequest> req = ParseAnthropicMessagesRequest(body);
+  ASSERT_TRUE(req.ok()) << req.status().ToString();
+  EXPECT_EQ(req->messages[0], Json::parse(R"({"role": "system",
+      "content": "You are helpful.\nBe brief."})"));
+
+  AnthropicParseOptions keep_all;
+  keep_all.volatile_system_prefixes.clear();
+  req = ParseAnthropicMessagesRequest(body, keep_all);
+  ASSERT_TRUE(req.ok());
+  EXPECT_TRUE(req->messages[0]["content"].get<std::string>().starts_with("x-anthropic-billing"));
+
+  AnthropicParseOptions custom;
+  custom.volatile_system_prefixes = {"You are", "Be "};
+  req = ParseAnthropicCountTokensRequest(body, custom);
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(req->messages[0]["content"], "x-anthropic-billing-header: cc_version=1; cch=ab12;");
+
+  // Nothing left: no system message rather than an empty one.
+  body["system"] = Json::parse(R"([{"type": "text", "text": "x-anthropic-billing-header: a"}])");
+  req = ParseAnthropicMessagesRequest(body);
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(req->messages, Json::parse(R"([{"role": "user", "content": "q"}])"));
 }
 
 }  // namespace

@@ -75,12 +75,17 @@ FinishInfo ScriptedFinish() {
   finish.prompt_tokens = 100;
   finish.cached_tokens = 60;
   finish.completion_tokens = 21;
-  finish.timings.prompt_tokens = 100;
-  finish.timings.cached_prompt_tokens = 60;
-  finish.timings.computed_prompt_tokens = 40;
-  finish.timings.prefill_s = 0.5;
-  finish.timings.generated_tokens = 21;
-  finish.timings.decode_s = 2.0;
+  engine::Timings& t = finish.timings.generation;
+  t.prompt_tokens = 100;
+  t.cached_prompt_tokens = 60;
+  t.computed_prompt_tokens = 40;
+  t.prefill_s = 0.5;
+  t.generated_tokens = 21;
+  t.decode_s = 2.0;
+  finish.timings.queue_s = 0.25;
+  finish.timings.restore_s = 0.125;
+  finish.timings.ttft_s = 0.875;
+  finish.timings.cache.limit = cache::ResumeLimit::kReachedMatch;
   return finish;
 }
 
@@ -91,9 +96,11 @@ ChatRequest Request(ApiKind api) {
   return req;
 }
 
-const Json kTimings = Json::parse(R"({"cached_tokens": 60, "prompt_tokens_computed": 40,
-    "prefill_ms": 500.0, "decode_tokens": 21, "decode_ms": 2000.0, "decode_tokens_per_s": 10.0,
-    "prefill_tokens_per_s": 80.0})");
+const Json kTimings = Json::parse(R"({"cached_tokens": 60,
+    "cached_tokens_by_tier": {"memory": 60, "disk": 0}, "prompt_tokens_computed": 40,
+    "cache": "hit", "cache_limit": "reached_match", "queue_ms": 250.0, "restore_ms": 125.0,
+    "prefill_ms": 500.0, "ttft_ms": 875.0, "decode_tokens": 21, "decode_ms": 2000.0,
+    "decode_tokens_per_s": 10.0, "prefill_tokens_per_s": 80.0})");
 
 TEST(ChatStreamTest, ScriptedSequence) {
   ChatRequest req = Request(ApiKind::kChatCompletions);

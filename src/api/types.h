@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/generate.h"
+#include "engine/request_timings.h"
 #include "engine/sampler.h"
 
 namespace ds::api {
@@ -94,7 +95,7 @@ struct FinishInfo {
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;  // of prompt_tokens, restored from the cache
   int64_t completion_tokens = 0;
-  engine::Timings timings;
+  engine::RequestTimings timings;
   std::string stop_sequence;  // the stop string that ended generation, if one did
 };
 

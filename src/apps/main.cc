@@ -9,8 +9,9 @@
 int main(int argc, char** argv) {
   CLI::App app{"deltaserve: an inference server for hybrid-attention language models"};
   app.require_subcommand(1);
-  std::string log_level = "warn";
-  app.add_option("--log-level", log_level, "debug, info, warn, error or off")
+  std::string log_level;
+  app.add_option("--log-level", log_level,
+                 "debug, info, warn, error or off (default: info for serve, else warn)")
       ->envname("DELTASERVE_LOG_LEVEL");
   // CLI11 reads config files on the main command only; a subcommand's keys go in its own
   // section ([serve]). Fallthrough lets these options follow the subcommand's name.
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // The server's one line per request is at info; the other commands print their own results.
+  if (log_level.empty()) log_level = serve->parsed() ? "info" : "warn";
   ds::SetLogLevel(log_level);
   for (auto& [sub, fn] : commands) {
     if (sub->parsed()) return fn();

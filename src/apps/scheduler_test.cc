@@ -41,7 +41,7 @@ TEST_F(SchedulerTest, ParallelRequestsMatchSequentialGeneration) {
   std::vector<std::vector<int32_t>> prompts = {{1, 2, 3, 4, 5}, {9, 8, 7}, {20, 21, 22, 23}};
   std::vector<std::vector<int32_t>> expected;
   {
-    Engine engine(tm_->model.get(), {.max_parallel = 1, .threads = 2});
+    Engine engine(tm_->model.get(), {.max_parallel = 1, .threads = 2, .cache = {}});
     for (const auto& p : prompts) {
       auto handle = engine.Submit(Greedy(p, 12));
       ASSERT_TRUE(handle.ok());
@@ -52,7 +52,7 @@ TEST_F(SchedulerTest, ParallelRequestsMatchSequentialGeneration) {
       EXPECT_EQ(done.timings.generation.generated_tokens, 12);
     }
   }
-  Engine engine(tm_->model.get(), {.max_parallel = 3, .prefill_chunk_tokens = 2, .threads = 2});
+  Engine engine(tm_->model.get(), {.max_parallel = 3, .prefill_chunk_tokens = 2, .threads = 2, .cache = {}});
   std::vector<std::shared_ptr<engine::RequestHandle>> handles;
   for (const auto& p : prompts) handles.push_back(*engine.Submit(Greedy(p, 12)));
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -62,7 +62,7 @@ TEST_F(SchedulerTest, ParallelRequestsMatchSequentialGeneration) {
 }
 
 TEST_F(SchedulerTest, QueueIsBounded) {
-  Engine engine(tm_->model.get(), {.max_parallel = 1, .max_queued = 2, .threads = 1});
+  Engine engine(tm_->model.get(), {.max_parallel = 1, .max_queued = 2, .threads = 1, .cache = {}});
   std::vector<std::shared_ptr<engine::RequestHandle>> accepted;
   int refused = 0;
   for (int i = 0; i < 10; ++i) {
@@ -80,7 +80,7 @@ TEST_F(SchedulerTest, QueueIsBounded) {
 }
 
 TEST_F(SchedulerTest, CancelStopsWithinOneTokenAndFreesTheSequence) {
-  Engine engine(tm_->model.get(), {.max_parallel = 1, .threads = 1});
+  Engine engine(tm_->model.get(), {.max_parallel = 1, .threads = 1, .cache = {}});
   auto handle = *engine.Submit(Greedy({1, 2, 3}, 500));
   TokenEvent token;
   DoneEvent done;
@@ -99,7 +99,7 @@ TEST_F(SchedulerTest, CancelStopsWithinOneTokenAndFreesTheSequence) {
 }
 
 TEST_F(SchedulerTest, BadRequestsAreRefusedUpFront) {
-  Engine engine(tm_->model.get(), {.context_tokens = 16, .threads = 1});
+  Engine engine(tm_->model.get(), {.context_tokens = 16, .threads = 1, .cache = {}});
   EXPECT_EQ(engine.Submit(Greedy({}, 1)).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(engine.Submit(Greedy({1, 1 << 30}, 1)).status().code(),
             StatusCode::kInvalidArgument);

@@ -22,6 +22,8 @@ struct ServeFlags {
   std::string model_path;
   server::ServerOptions server;
   engine::EngineOptions engine;
+  server::ChatServiceOptions chat;
+  int64_t cache_ram_mib = 8192;
 };
 
 // SIGINT and SIGTERM are blocked in every thread and taken by sigwait() in the main thread, so
@@ -43,9 +45,15 @@ Status Serve(ServeFlags flags) {
                                       ? loaded.model->hparams().n_ctx_train
                                       : 8192;
   }
+  if (flags.cache_ram_mib < 0 || flags.engine.cache.block_tokens <= 0 ||
+      flags.engine.cache.snapshot_interval_tokens < 0) {
+    return InvalidArgumentError(
+        "--cache-ram and --snapshot-interval must be >= 0 and --cache-block > 0");
+  }
+  flags.engine.cache.budget_bytes = flags.cache_ram_mib << 20;
   engine::Engine engine(loaded.model.get(), flags.engine);
   DS_ASSIGN_OR_RETURN(std::unique_ptr<server::ChatService> service,
-                      server::ChatService::Create(&engine, loaded.tokenizer.get()));
+                      server::ChatService::Create(&engine, loaded.tokenizer.get(), flags.chat));
   if (flags.server.model_id.empty()) {
     flags.server.model_id = flags.model_path.empty()
                                 ? "deltaserve-default"
@@ -53,9 +61,10 @@ Status Serve(ServeFlags flags) {
   }
   server::HttpServer http(flags.server, service.get());
   DS_RETURN_IF_ERROR(http.Start());
-  DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens",
+  DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens, "
+              "prefix cache {} MiB",
               flags.server.model_id, loaded.model->hparams().arch, flags.server.host, http.port(),
-              flags.engine.max_parallel, flags.engine.context_tokens);
+              flags.engine.max_parallel, flags.engine.context_tokens, flags.cache_ram_mib);
   std::fprintf(stderr, "deltaserve: listening on http://%s:%d\n", flags.server.host.c_str(),
                http.port());
   int signal_number = 0;
@@ -103,6 +112,23 @@ CommandFn RegisterServe(CLI::App* app) {
   env(app->add_option("--max-body-bytes", flags->server.max_body_bytes, "largest request body")
           ->capture_default_str(),
       "DELTASERVE_MAX_BODY_BYTES");
+  env(app->add_option("--cache-ram", flags->cache_ram_mib,
+                      "MiB of memory for the prefix cache (0: off)")
+          ->capture_default_str(),
+      "DELTASERVE_CACHE_RAM");
+  env(app->add_option("--cache-block", flags->engine.cache.block_tokens,
+                      "tokens per cached KV block")
+          ->capture_default_str(),
+      "DELTASERVE_CACHE_BLOCK");
+  env(app->add_option("--snapshot-interval", flags->engine.cache.snapshot_interval_tokens,
+                      "hybrid models: also snapshot every this many prompt tokens (0: never)")
+          ->capture_default_str(),
+      "DELTASERVE_SNAPSHOT_INTERVAL");
+  env(app->add_option("--volatile-system-prefix", flags->chat.volatile_system_prefixes,
+                      "drop Anthropic system blocks starting with this (repeatable; an empty "
+                      "value clears the list)")
+          ->capture_default_str(),
+      "DELTASERVE_VOLATILE_SYSTEM_PREFIX");
   return [flags] {
     Status status = Serve(*flags);
     if (status.ok()) return 0;

@@ -34,7 +34,7 @@ class ServerFixture : public ::testing::Test {
     model_ = std::make_unique<ScriptedModel>(tokenizer_->num_tokens(), script);
     engine_ = std::make_unique<engine::Engine>(
         model_.get(), engine::EngineOptions{.max_parallel = 2, .context_tokens = 1 << 18,
-                                            .prefill_chunk_tokens = 4096, .threads = 1});
+                                            .prefill_chunk_tokens = 4096, .threads = 1, .cache = {}});
     auto service = server::ChatService::Create(engine_.get(), tokenizer_.get());
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();

@@ -128,6 +128,19 @@ TEST_P(StateEquivalenceTest, ContextOverflowIsAnErrorAndLeavesStateUnchanged) {
   EXPECT_EQ(s.Snapshot(), before);
 }
 
+TEST_P(StateEquivalenceTest, ResultsDoNotDependOnTheThreadCount) {
+  std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  std::vector<std::vector<float>> logits;
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    SequenceState s = NewState();
+    Prefill(model(), &s, ids, 0, 100, 100, &pool);
+    logits.push_back(Prefill(model(), &s, ids, 100, 104, 1, &pool));
+  }
+  EXPECT_EQ(logits[0], logits[1]);
+  EXPECT_EQ(logits[0], logits[2]);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, StateEquivalenceTest,
                          ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "qwen2",
                                            "llama"));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace ds::engine {
 
@@ -40,10 +41,19 @@ void RequestHandle::PushDone(DoneEvent done) {
   cv_.notify_all();
 }
 
+// A prompt position where the prefill stops so the cache can store the state there.
+struct StorePoint {
+  int64_t position = 0;
+  cache::SnapshotKind kind = cache::SnapshotKind::kPromptEnd;
+};
+
 struct Engine::Slot {
   state::SequenceState state;
   std::shared_ptr<RequestHandle> handle;  // null when the slot is free
+  bool started = false;                   // restored and planned (Start)
   RequestOptions options;
+  std::vector<StorePoint> store_points;   // ascending, past the restored prefix
+  size_t next_store_point = 0;
   std::unique_ptr<Sampler> sampler;
   std::vector<int32_t> history;  // prompt then generated ids
   int64_t generated = 0;
@@ -56,6 +66,10 @@ struct Engine::Slot {
 Engine::Engine(model::Model* model, EngineOptions options)
     : model_(model), options_(options), pool_(options.threads),
       logits_(model->hparams().n_vocab) {
+  if (options_.cache.budget_bytes > 0) {
+    cache_ = std::make_unique<StateCache>(options_.cache,
+                                          model_->StateLayoutFor(options_.context_tokens));
+  }
   for (int i = 0; i < options_.max_parallel; ++i) {
     slots_.push_back(std::make_unique<Slot>(model_->StateLayoutFor(options_.context_tokens)));
   }
@@ -71,7 +85,7 @@ Engine::~Engine() {
   thread_.join();
   for (auto& slot : slots_) {
     if (slot->handle) Finish(slot.get(), UnavailableError("the server is shutting down"),
-                             StopReason::kCallback);
+                             StopReason::kCallback, /*store_state=*/false);
   }
   for (Pending& p : queue_) {
     p.handle->PushDone({UnavailableError("the server is shutting down"), StopReason::kCallback,
@@ -125,6 +139,7 @@ void Engine::Admit() {
     Pending p = std::move(queue_.front());
     queue_.pop_front();
     slot->handle = p.handle;
+    slot->started = false;
     slot->options = std::move(p.options);
     slot->sampler = std::make_unique<Sampler>(slot->options.sampling);
     slot->history = slot->options.prompt;
@@ -134,17 +149,91 @@ void Engine::Admit() {
     slot->timings = {};
     slot->timings.queue_s = std::chrono::duration<double>(slot->admitted - p.arrival).count();
     slot->timings.generation.prompt_tokens = static_cast<int64_t>(slot->options.prompt.size());
-    slot->timings.generation.computed_prompt_tokens = slot->timings.generation.prompt_tokens;
-    slot->state.Clear();
     ++num_active_;
   }
 }
 
-void Engine::Finish(Slot* slot, Status status, StopReason reason) {
+void Engine::Start(Slot* slot) {
+  slot->started = true;
+  const std::vector<int32_t>& prompt = slot->options.prompt;
+  const auto n_prompt = static_cast<int64_t>(prompt.size());
+  int64_t resumed = 0;
+  if (cache_ != nullptr) {
+    slot->timings.cache = cache_->Restore(prompt, &slot->state);
+    slot->timings.restore_s = slot->timings.cache.restore_s;
+    resumed = slot->timings.cache.resumed_tokens;
+  } else {
+    slot->state.Clear();
+  }
+  Timings& t = slot->timings.generation;
+  t.cached_prompt_tokens = resumed;
+  t.computed_prompt_tokens = n_prompt - resumed;
+  slot->store_points.clear();
+  slot->next_store_point = 0;
+  if (cache_ != nullptr && cache_->has_recurrent_state()) {
+    for (int64_t position : slot->options.boundary_positions) {
+      slot->store_points.push_back({position, cache::SnapshotKind::kMessageBoundary});
+    }
+    const int64_t interval = cache_->options().snapshot_interval_tokens;
+    for (int64_t position = interval; interval > 0 && position < n_prompt; position += interval) {
+      slot->store_points.push_back({position, cache::SnapshotKind::kInterval});
+    }
+  }
+  if (cache_ != nullptr) slot->store_points.push_back({n_prompt, cache::SnapshotKind::kPromptEnd});
+  std::erase_if(slot->store_points, [&](const StorePoint& point) {
+    return point.position <= resumed || point.position > n_prompt;
+  });
+  // One store per position; a message boundary outranks an interval point there.
+  std::stable_sort(slot->store_points.begin(), slot->store_points.end(),
+                   [](const StorePoint& a, const StorePoint& b) { return a.position < b.position; });
+  auto same_position = [](const StorePoint& a, const StorePoint& b) {
+    return a.position == b.position;
+  };
+  slot->store_points.erase(
+      std::unique(slot->store_points.begin(), slot->store_points.end(), same_position),
+      slot->store_points.end());
+  slot->prefill_start = Clock::now();
+}
+
+void Engine::Finish(Slot* slot, Status status, StopReason reason, bool store_state) {
+  // The state at the end of the request: the prompt and every generated id but the last, which
+  // was sampled and not yet fed.
+  if (store_state && status.ok() && cache_ != nullptr && slot->started &&
+      slot->state.num_tokens() > slot->timings.cache.resumed_tokens) {
+    const bool interrupted = slot->handle->client_gone() ||
+                             slot->state.num_tokens() < static_cast<int64_t>(
+                                                            slot->options.prompt.size());
+    cache_->Store(slot->history, slot->state,
+                  interrupted ? cache::SnapshotKind::kInterrupted
+                              : cache::SnapshotKind::kGenerationEnd);
+  }
   slot->handle->PushDone({std::move(status), reason, slot->timings});
   slot->handle.reset();
   slot->sampler.reset();
   --num_active_;
+}
+
+bool Engine::Prefill(Slot* slot) {
+  const int64_t n_prompt = static_cast<int64_t>(slot->options.prompt.size());
+  const int64_t begin = slot->state.num_tokens();
+  int64_t end = std::min(begin + options_.prefill_chunk_tokens, n_prompt);
+  if (slot->next_store_point < slot->store_points.size()) {
+    end = std::min(end, slot->store_points[slot->next_store_point].position);
+  }
+  std::span<const int32_t> chunk(slot->options.prompt.data() + begin, end - begin);
+  Status status = model_->Forward(chunk, &slot->state, model::LogitsMode::kLast, logits_.data(),
+                                  &pool_);
+  if (!status.ok()) {
+    Finish(slot, status, StopReason::kLength);
+    return false;
+  }
+  if (slot->next_store_point < slot->store_points.size() &&
+      slot->store_points[slot->next_store_point].position == end) {
+    cache_->Store(slot->options.prompt, slot->state,
+                  slot->store_points[slot->next_store_point].kind);
+    ++slot->next_store_point;
+  }
+  return true;
 }
 
 bool Engine::Step(Slot* slot) {
@@ -155,16 +244,7 @@ bool Engine::Step(Slot* slot) {
   const int64_t n_prompt = static_cast<int64_t>(slot->options.prompt.size());
   Timings& t = slot->timings.generation;
   if (slot->state.num_tokens() < n_prompt) {
-    if (slot->state.num_tokens() == 0) slot->prefill_start = Clock::now();
-    int64_t begin = slot->state.num_tokens();
-    int64_t count = std::min(options_.prefill_chunk_tokens, n_prompt - begin);
-    std::span<const int32_t> chunk(slot->options.prompt.data() + begin, count);
-    Status status = model_->Forward(chunk, &slot->state, model::LogitsMode::kLast,
-                                    logits_.data(), &pool_);
-    if (!status.ok()) {
-      Finish(slot, status, StopReason::kLength);
-      return false;
-    }
+    if (!Prefill(slot)) return false;
     if (slot->state.num_tokens() < n_prompt) return true;  // more prefill next step
   } else {
     std::span<const int32_t> last(&slot->history.back(), 1);
@@ -186,6 +266,7 @@ bool Engine::Step(Slot* slot) {
   if (slot->generated == 0) {
     slot->first_token = now;
     t.prefill_s = std::chrono::duration<double>(now - slot->prefill_start).count();
+    slot->timings.ttft_s = std::chrono::duration<double>(now - slot->arrival).count();
   }
   t.decode_s = std::chrono::duration<double>(now - slot->first_token).count();
   slot->history.push_back(id);
@@ -212,6 +293,7 @@ void Engine::Loop() {
     }
     Admit();
     for (auto& slot : slots_) {
+      if (slot->handle && !slot->started) Start(slot.get());
       if (slot->handle) Step(slot.get());
     }
   }

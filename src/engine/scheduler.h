@@ -22,7 +22,9 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "engine/generate.h"
+#include "engine/request_timings.h"
 #include "engine/sampler.h"
+#include "engine/state_cache.h"
 #include "model/model.h"
 
 namespace ds::engine {
@@ -33,6 +35,7 @@ struct EngineOptions {
   int64_t context_tokens = 8192;  // per sequence
   int64_t prefill_chunk_tokens = 512;  // per engine step, so decodes of others stay responsive
   int threads = 0;              // 0: one per CPU
+  StateCacheOptions cache;      // the prefix cache; off unless given a budget
 };
 
 struct RequestOptions {
@@ -41,17 +44,15 @@ struct RequestOptions {
   int64_t max_new_tokens = -1;  // -1: until the context is full
   int64_t top_logprobs = 0;
   std::unordered_set<int32_t> stop_ids;
+  // Prompt positions where a message starts or the system+tools block ends; with a hybrid model
+  // the prefill stops there to snapshot the recurrent state, where later requests diverge.
+  std::vector<int64_t> boundary_positions;
 };
 
 struct TokenEvent {
   int32_t id = 0;
   float logprob = 0;  // of the chosen id under the raw logits
   std::vector<TokenLogprob> top;  // top_logprobs best, when requested
-};
-
-struct RequestTimings {
-  double queue_s = 0;  // arrival to admission into a sequence
-  Timings generation;  // prompt, cached and computed tokens, prefill and decode times
 };
 
 struct DoneEvent {
@@ -65,9 +66,16 @@ class RequestHandle {
   // Blocks until the next token or the end. Returns true with *token set, or false with *done
   // set once the request has finished (then always false).
   bool Next(TokenEvent* token, DoneEvent* done);
-  // Asks the engine to stop this request; Next() then reports kCallback as the stop reason.
-  void Cancel() { cancelled_ = true; }
+  // The client went away: the engine stops before the next token, snapshots the state reached so
+  // far (a client that keeps the partial reply still resumes there) and reports kCallback.
+  void Cancel() {
+    client_gone_ = true;
+    cancelled_ = true;
+  }
+  // Ends generation early for a reason of the caller's (a stop string); also reports kCallback.
+  void StopGenerating() { cancelled_ = true; }
   bool cancelled() const { return cancelled_; }
+  bool client_gone() const { return client_gone_; }
   // Tokens the engine has produced for this request so far.
   int64_t num_tokens_produced() const;
 
@@ -83,6 +91,7 @@ class RequestHandle {
   bool finished_ = false;
   DoneEvent done_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> client_gone_{false};
 };
 
 class Engine {
@@ -97,6 +106,8 @@ class Engine {
   StatusOr<std::shared_ptr<RequestHandle>> Submit(RequestOptions options);
 
   const EngineOptions& options() const { return options_; }
+  // Null when the cache is off.
+  const StateCache* cache() const { return cache_.get(); }
   int num_active() const { return num_active_.load(); }
   int num_queued() const;
 
@@ -104,12 +115,17 @@ class Engine {
   struct Slot;
   void Loop();
   void Admit();
+  // Restores the slot's prompt from the cache and plans where its prefill stops to snapshot.
+  void Start(Slot* slot);
   bool Step(Slot* slot);  // returns false when the slot's request finished
-  void Finish(Slot* slot, Status status, StopReason reason);
+  bool Prefill(Slot* slot);  // one chunk; returns false when the request failed
+  // Stores the state reached, unless the engine is shutting down or the state is unusable.
+  void Finish(Slot* slot, Status status, StopReason reason, bool store_state = true);
 
   model::Model* model_;
   EngineOptions options_;
   ThreadPool pool_;
+  std::unique_ptr<StateCache> cache_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<float> logits_;  // [n_vocab], reused by every step
 

@@ -5,6 +5,7 @@
 
 #include "api/anthropic_request.h"
 #include "api/openai_request.h"
+#include "base/log.h"
 #include "server/generation_runner.h"
 #include "server/response_format.h"
 
@@ -37,19 +38,24 @@ engine::RequestOptions EngineRequest(const api::ChatRequest& request, const Buil
   options.max_new_tokens = request.max_tokens;
   options.top_logprobs = request.logprobs ? std::max<int64_t>(request.top_logprobs, 0) : 0;
   for (int32_t id : tokenizer.eog_ids()) options.stop_ids.insert(id);
+  options.boundary_positions = prompt.boundary_positions;
   return options;
 }
 
 }  // namespace
 
 ChatService::ChatService(engine::Engine* engine, const text::Tokenizer* tokenizer,
-                         std::unique_ptr<PromptBuilder> prompts)
-    : engine_(engine), tokenizer_(tokenizer), prompts_(std::move(prompts)) {}
+                         std::unique_ptr<PromptBuilder> prompts, ChatServiceOptions options)
+    : engine_(engine), tokenizer_(tokenizer), prompts_(std::move(prompts)),
+      options_(std::move(options)), metrics_(engine) {}
 
 StatusOr<std::unique_ptr<ChatService>> ChatService::Create(engine::Engine* engine,
-                                                           const text::Tokenizer* tokenizer) {
+                                                           const text::Tokenizer* tokenizer,
+                                                           ChatServiceOptions options) {
   DS_ASSIGN_OR_RETURN(std::unique_ptr<PromptBuilder> prompts, PromptBuilder::Create(tokenizer));
-  return std::unique_ptr<ChatService>(new ChatService(engine, tokenizer, std::move(prompts)));
+  std::erase(options.volatile_system_prefixes, std::string());
+  return std::unique_ptr<ChatService>(
+      new ChatService(engine, tokenizer, std::move(prompts), std::move(options)));
 }
 
 std::string ChatService::NewId(api::ApiKind api) {
@@ -60,13 +66,36 @@ std::string ChatService::NewId(api::ApiKind api) {
   return buf;
 }
 
+api::AnthropicParseOptions ChatService::AnthropicOptions() const {
+  api::AnthropicParseOptions options;
+  options.volatile_system_prefixes = options_.volatile_system_prefixes;
+  return options;
+}
+
+void ChatService::Finished(const StartedRequest& started, const GenerationOutput& output) {
+  const engine::RequestTimings& timings = output.finish.timings;
+  if (started.request.api != api::ApiKind::kCompletions) {
+    prompts_->RecordReply(started.prompt, output.generated_ids);
+  }
+  const char* outcome = !output.status.ok() ? "error"
+                        : output.finish.reason == api::FinishInfo::Reason::kCancelled
+                            ? "cancelled"
+                            : "ok";
+  metrics_.RecordRequest(started.request.api, outcome, timings);
+  DS_LOG_INFO("{}", RequestLogLine(started.id, timings));
+  std::string miss = MissDiagnostics(started.id, started.prompt, timings, *tokenizer_);
+  if (!miss.empty()) DS_LOG_INFO("{}", miss);
+}
+
 StatusOr<api::ChatRequest> ChatService::Parse(api::ApiKind kind, const api::Json& body) const {
   switch (kind) {
     case api::ApiKind::kChatCompletions: return api::ParseChatCompletionsRequest(body);
     case api::ApiKind::kCompletions: return api::ParseCompletionsRequest(body);
     case api::ApiKind::kResponses: return api::ParseResponsesRequest(body);
-    case api::ApiKind::kAnthropicMessages: return api::ParseAnthropicMessagesRequest(body);
-    case api::ApiKind::kAnthropicCountTokens: return api::ParseAnthropicCountTokensRequest(body);
+    case api::ApiKind::kAnthropicMessages:
+      return api::ParseAnthropicMessagesRequest(body, AnthropicOptions());
+    case api::ApiKind::kAnthropicCountTokens:
+      return api::ParseAnthropicCountTokensRequest(body, AnthropicOptions());
   }
   return InternalError("unknown API");
 }
@@ -102,6 +131,7 @@ JsonResponse ChatService::Complete(StartedRequest* started) {
   GenerationOutput output =
       runner.Run([](const std::string&, const std::vector<text::OutputEvent>&,
                     const api::TokenInfo*) { return true; });
+  Finished(*started, output);
   if (!output.status.ok()) {
     api::HttpError error = api::ErrorResponse(started->request.api, output.status);
     return {error.status, error.body};
@@ -125,6 +155,7 @@ void ChatService::Stream(StartedRequest* started,
   GenerationOutput output = runner.Run(
       [&](const std::string& text, const std::vector<text::OutputEvent>& events,
           const api::TokenInfo* token) { return send(format->OnProgress(text, events, token)); });
+  Finished(*started, output);
   if (!connected) return;
   if (!output.status.ok()) {
     send(format->Fail(output.status));

@@ -10,10 +10,13 @@
 #include <string>
 #include <string_view>
 
+#include "api/anthropic_request.h"
 #include "api/errors.h"
 #include "api/types.h"
 #include "engine/scheduler.h"
+#include "server/generation_runner.h"
 #include "server/prompt_builder.h"
+#include "server/server_metrics.h"
 
 namespace ds::server {
 
@@ -31,10 +34,17 @@ struct JsonResponse {
   api::Json body;
 };
 
+struct ChatServiceOptions {
+  // Anthropic system blocks starting with one of these are dropped (api/anthropic_request.h).
+  std::vector<std::string> volatile_system_prefixes = api::AnthropicParseOptions{}
+                                                          .volatile_system_prefixes;
+};
+
 class ChatService {
  public:
   static StatusOr<std::unique_ptr<ChatService>> Create(engine::Engine* engine,
-                                                       const text::Tokenizer* tokenizer);
+                                                       const text::Tokenizer* tokenizer,
+                                                       ChatServiceOptions options = {});
 
   StatusOr<api::ChatRequest> Parse(api::ApiKind api, const api::Json& body) const;
   // For /health: sequences generating now, requests waiting, and the configured bounds.
@@ -50,14 +60,21 @@ class ChatService {
   // generation, which then frees its sequence before the next token.
   void Stream(StartedRequest* started, const std::function<bool(std::string_view)>& write);
 
+  ServerMetrics& metrics() { return metrics_; }
+
  private:
   ChatService(engine::Engine* engine, const text::Tokenizer* tokenizer,
-              std::unique_ptr<PromptBuilder> prompts);
+              std::unique_ptr<PromptBuilder> prompts, ChatServiceOptions options);
   std::string NewId(api::ApiKind api);
+  api::AnthropicParseOptions AnthropicOptions() const;
+  // Bookkeeping of a request that ran: the continuity memo, metrics and the log lines.
+  void Finished(const StartedRequest& started, const GenerationOutput& output);
 
   engine::Engine* engine_;
   const text::Tokenizer* tokenizer_;
   std::unique_ptr<PromptBuilder> prompts_;
+  ChatServiceOptions options_;
+  ServerMetrics metrics_;
   std::atomic<uint64_t> next_id_{1};
 };
 

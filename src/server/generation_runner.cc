@@ -42,7 +42,7 @@ api::FinishInfo GenerationRunner::MakeFinishInfo(const engine::DoneEvent& done) 
   finish.prompt_tokens = t.prompt_tokens;
   finish.cached_tokens = t.cached_prompt_tokens;
   finish.completion_tokens = t.generated_tokens;
-  finish.timings = t;
+  finish.timings = done.timings;
   if (stopped_by_string_) {
     finish.reason = api::FinishInfo::Reason::kStop;
   } else if (done.stop_reason == engine::StopReason::kStopToken) {
@@ -62,6 +62,7 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
   engine::DoneEvent done;
   bool client_gone = false;
   while (handle_->Next(&token, &done)) {
+    output_.generated_ids.push_back(token.id);
     if (stopped_by_string_ || client_gone) continue;  // draining what was already produced
     api::TokenInfo info = MakeTokenInfo(token);
     if (request_.logprobs) output_.tokens.push_back(info);
@@ -69,7 +70,7 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
     if (stops.stopped()) {
       stopped_by_string_ = true;
       output_.finish.stop_sequence = stops.matched_stop_string();
-      handle_->Cancel();
+      handle_->StopGenerating();
     }
     std::vector<text::OutputEvent> events = Parse(released.text, stopped_by_string_);
     if (!on_progress(released.text, events, &info)) {

@@ -22,6 +22,7 @@ struct GenerationOutput {
   std::string text;  // everything generated up to any stop string (what completions return)
   text::ParsedOutput parsed;  // chat APIs: reasoning, content and tool calls
   std::vector<api::TokenInfo> tokens;  // when logprobs were requested
+  std::vector<int32_t> generated_ids;  // every id the engine produced, past any stop string too
   api::FinishInfo finish;
   Status status;  // not ok when the engine failed mid-way
 };

@@ -76,6 +76,16 @@ void HttpServer::RegisterRoutes() {
   };
   http_->Get("/v1/models", models);
   http_->Get("/models", models);
+  // The cache holds users' conversations; its metrics are behind the key too.
+  http_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!options_.api_key.empty() && PresentedKey(req) != options_.api_key) {
+      api::HttpError error = api::AuthenticationError(api::ApiKind::kChatCompletions,
+                                                      "invalid or missing API key");
+      SendJson(res, error.status, error.body);
+      return;
+    }
+    res.set_content(service_->metrics().Render(), "text/plain; version=0.0.4; charset=utf-8");
+  });
 
   const std::pair<const char*, api::ApiKind> routes[] = {
       {"/v1/chat/completions", api::ApiKind::kChatCompletions},

@@ -1,7 +1,9 @@
 // Turns a normalised chat request into prompt token ids: renders the model's chat template (or
 // ChatML when the model has none) and tokenises the result, and tells the output parser what the
 // template implies (generation starting inside <think>, which tool-call syntax the model uses).
-// Thread safety: immutable after construction; Build() may run on any thread.
+// Chat prompts are tokenised through the continuity memo (continuity_memo.h), and their message
+// layout says where the engine snapshots (prompt_layout.h).
+// Thread safety: Build() and RecordReply() may run on any thread.
 #pragma once
 
 #include <memory>
@@ -10,6 +12,8 @@
 
 #include "api/types.h"
 #include "base/status.h"
+#include "server/continuity_memo.h"
+#include "server/prompt_layout.h"
 #include "text/jinja/jinja.h"
 #include "text/output/output_parser.h"
 #include "text/tokenizer.h"
@@ -20,6 +24,9 @@ struct BuiltPrompt {
   std::string text;  // rendered template; empty for id prompts
   std::vector<int32_t> ids;
   text::OutputParserOptions parser_options;
+  std::vector<PromptMessage> messages;   // chat prompts: where each message lies in `ids`
+  std::vector<int64_t> boundary_positions;  // where the engine snapshots inside the prompt
+  int64_t continuity_tokens = 0;  // leading ids taken from an earlier prompt or reply
 };
 
 class PromptBuilder {
@@ -28,6 +35,8 @@ class PromptBuilder {
   static StatusOr<std::unique_ptr<PromptBuilder>> Create(const text::Tokenizer* tokenizer);
 
   StatusOr<BuiltPrompt> Build(const api::ChatRequest& request) const;
+  // Remembers what a chat prompt and its reply tokenised to, for the next turn's prompt.
+  void RecordReply(const BuiltPrompt& prompt, std::span<const int32_t> generated_ids) const;
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
 
  private:
@@ -38,6 +47,7 @@ class PromptBuilder {
   const text::Tokenizer* tokenizer_;
   text::jinja::Template chat_template_;
   bool xml_tool_calls_;  // Qwen3.5 / Qwen3-Coder style, else the JSON form
+  std::unique_ptr<ContinuityMemo> memo_;
 };
 
 }  // namespace ds::server

@@ -112,6 +112,53 @@ void SequenceState::Clear() {
   }
 }
 
+int64_t SequenceState::NumAttentionLayers() const {
+  return std::count(layout_.layer_kinds.begin(), layout_.layer_kinds.end(),
+                    LayerKind::kAttention);
+}
+
+int64_t SequenceState::KvRowsBytes(int64_t count) const {
+  return NumAttentionLayers() * 2 * count * layout_.kv_row_floats *
+         static_cast<int64_t>(sizeof(float));
+}
+
+void SequenceState::CopyKvRows(int64_t begin, int64_t end, uint8_t* out) const {
+  DS_CHECK(0 <= begin && begin <= end && end <= num_tokens_);
+  const size_t row_bytes = layout_.kv_row_floats * sizeof(float);
+  const size_t span_bytes = (end - begin) * row_bytes;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
+    std::memcpy(out, layers_[i].keys.data() + begin * layout_.kv_row_floats, span_bytes);
+    out += span_bytes;
+    std::memcpy(out, layers_[i].values.data() + begin * layout_.kv_row_floats, span_bytes);
+    out += span_bytes;
+  }
+}
+
+Status SequenceState::AppendKvRows(std::span<const uint8_t> bytes, int64_t record_rows,
+                                   int64_t count) {
+  if (count < 0 || count > record_rows ||
+      static_cast<int64_t>(bytes.size()) != KvRowsBytes(record_rows)) {
+    return InvalidArgumentError("KV rows of " + std::to_string(bytes.size()) +
+                                " bytes do not hold " + std::to_string(record_rows) +
+                                " rows of this layout");
+  }
+  DS_RETURN_IF_ERROR(Reserve(num_tokens_ + count));
+  const size_t row_bytes = layout_.kv_row_floats * sizeof(float);
+  const uint8_t* cursor = bytes.data();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
+    std::memcpy(layers_[i].keys.data() + num_tokens_ * layout_.kv_row_floats, cursor,
+                count * row_bytes);
+    cursor += record_rows * row_bytes;
+    std::memcpy(layers_[i].values.data() + num_tokens_ * layout_.kv_row_floats, cursor,
+                count * row_bytes);
+    cursor += record_rows * row_bytes;
+  }
+  num_tokens_ += count;
+  return OkStatus();
+}
+
 int64_t SequenceState::PayloadFloats(Parts parts, int64_t num_tokens) const {
   int64_t floats = 0;
   for (LayerKind kind : layout_.layer_kinds) {

@@ -60,6 +60,17 @@ class SequenceState {
   bool HasRecurrentLayers() const;
   bool HasAttentionLayers() const;
 
+  // KV rows as plain bytes, for a cache that stores attention KV per block of tokens. Layout of
+  // `count` rows: for each attention layer in order, its K rows then its V rows, f32.
+  int64_t KvRowsBytes(int64_t count) const;
+  // Writes rows [begin, end) to `out` (KvRowsBytes(end - begin) bytes).
+  // REQUIRES: 0 <= begin <= end <= num_tokens().
+  void CopyKvRows(int64_t begin, int64_t end, uint8_t* out) const;
+  // Appends the first `count` of the `record_rows` rows held in `bytes` (laid out as above) at
+  // num_tokens() and advances past them. InvalidArgument when the sizes disagree, OutOfRange past
+  // the context; the state is unchanged on error.
+  Status AppendKvRows(std::span<const uint8_t> bytes, int64_t record_rows, int64_t count);
+
   // Snapshot bytes before the payload (the f32 values of the slots, in layer order).
   static constexpr int64_t kSnapshotHeaderBytes = 56;
 
@@ -87,6 +98,7 @@ class SequenceState {
   struct Header;
   Status CheckHeader(std::span<const uint8_t> bytes, Header* header) const;
   int64_t PayloadFloats(Parts parts, int64_t num_tokens) const;
+  int64_t NumAttentionLayers() const;
 
   StateLayout layout_;
   int64_t num_tokens_ = 0;

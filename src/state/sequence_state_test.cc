@@ -102,5 +102,39 @@ TEST(SequenceStateTest, RecurrentOnlySnapshotNeedsMatchingKvPosition) {
   EXPECT_FLOAT_EQ(state.keys(1)[5 * 6], 1.0f + 5);  // KV rows kept from before
 }
 
+TEST(SequenceStateTest, KvRowsRebuildTheStatePieceByPiece) {
+  SequenceState source(HybridLayout());
+  FillTokens(&source, 30, 2.0f);
+  std::vector<uint8_t> first(source.KvRowsBytes(16)), rest(source.KvRowsBytes(14));
+  source.CopyKvRows(0, 16, first.data());
+  source.CopyKvRows(16, 30, rest.data());
+  std::vector<uint8_t> recurrent = source.Snapshot(SequenceState::Parts::kRecurrentOnly);
+
+  SequenceState rebuilt(HybridLayout());
+  ASSERT_TRUE(rebuilt.AppendKvRows(first, 16, 16).ok());
+  // A record holding more rows than needed gives only its first ones (dense partial blocks).
+  ASSERT_TRUE(rebuilt.AppendKvRows(rest, 14, 10).ok());
+  EXPECT_EQ(rebuilt.num_tokens(), 26);
+  ASSERT_TRUE(rebuilt.AppendKvRows(std::span<const uint8_t>(), 0, 0).ok());
+  source.TruncateKv(26);
+  for (int layer : {1, 3}) {
+    for (int64_t i = 0; i < 26 * 6; ++i) {
+      ASSERT_EQ(rebuilt.keys(layer)[i], source.keys(layer)[i]);
+      ASSERT_EQ(rebuilt.values(layer)[i], source.values(layer)[i]);
+    }
+  }
+  EXPECT_FALSE(rebuilt.Restore(recurrent).ok()) << "recurrent state of position 30 at 26";
+}
+
+TEST(SequenceStateTest, AppendKvRowsRejectsBadSizesAndOverflow) {
+  SequenceState state(HybridLayout());
+  std::vector<uint8_t> rows(state.KvRowsBytes(8));
+  EXPECT_EQ(state.AppendKvRows(rows, 7, 7).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(state.AppendKvRows(rows, 8, 9).code(), StatusCode::kInvalidArgument);
+  FillTokens(&state, 95, 1.0f);
+  EXPECT_EQ(state.AppendKvRows(rows, 8, 8).code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(state.num_tokens(), 95);
+}
+
 }  // namespace
 }  // namespace ds::state

@@ -232,6 +232,7 @@ Status Evaluator::ExecFor(const Node& node, const ScopePtr& scope, const Value& 
   if (node.filter) {
     List kept;
     for (Value& item : items) {
+      DS_RETURN_IF_ERROR(Step());  // an empty body costs nothing else, and loops may nest
       ScopePtr tmp = ChildScope(scope);
       DS_RETURN_IF_ERROR(BindTargets(node, *tmp, item));
       DS_ASSIGN_OR_RETURN(Value keep, Eval(*node.filter, tmp));
@@ -247,6 +248,7 @@ Status Evaluator::ExecFor(const Node& node, const ScopePtr& scope, const Value& 
   loop->scope = scope;
   const Value loop_value = Value::MakeLoop(loop);
   for (size_t i = 0; i < loop->items.size(); ++i) {
+    DS_RETURN_IF_ERROR(Step());
     loop->index0 = i;
     ScopePtr iteration = ChildScope(scope);
     DS_RETURN_IF_ERROR(BindTargets(node, *iteration, loop->items[i]));

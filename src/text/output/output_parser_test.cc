@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <random>
 
 #include "text/output/output_parser_test_util.h"
 
@@ -231,6 +232,80 @@ TEST(OutputParserTest, PiecesEndingInsideACharacterAreHeld) {
   events = parser.Push(emoji.substr(2));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].text, emoji);
+}
+
+// Random well-formed turns (reasoning, content, JSON and XML calls), then damaged: cut short,
+// a span deleted or a markup fragment inserted. Every split agrees, events are well formed and
+// arguments are JSON objects (checked by RunAllSplits); with reasoning off, output without any
+// announced call is the input verbatim.
+std::string RandomTurn(std::mt19937& rng) {
+  static const std::vector<std::string> kCalls = {
+      "<tool_call>\n<function=f>\n<parameter=a>\nv \"é\"\n\n</parameter>\n<parameter=n>\n12\n"
+      "</parameter>\n</function>\n</tool_call>",
+      "<tool_call>\n<function=g>\n</function>\n<function=f>\n<parameter=n>\nx\n</parameter>\n"
+      "</function>\n</tool_call>",
+      "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": [1, -2.5e3, true, null], "
+      "\"b\": {\"c\": \"\\u00e9\\\"🎉\"}}}\n</tool_call>",
+      "<tool_call>{\"arguments\": {\"a\": 1}, \"name\": \"g\"}</tool_call>",
+  };
+  std::string text;
+  if (rng() % 2) text += "think é\n</think>\n\n";
+  if (rng() % 2) text += "Content 🎉 x < y.";
+  const int num_calls = static_cast<int>(rng() % 3);
+  for (int i = 0; i < num_calls; ++i) text += "\n\n" + kCalls[rng() % kCalls.size()];
+  if (rng() % 3 == 0) text += "\nafter";
+  return text;
+}
+
+void Damage(std::mt19937& rng, std::string* text) {
+  static const std::vector<std::string> kFragments = {
+      "<tool_call>", "</tool_call>", "<tool_c", "</think>", "</thi", "\n", " ", "<function=f>",
+      "</function>", "<parameter=a>", "</parameter>", "</param", "{", "}", "\"", ",", "\\",
+      "\"k\": ", "1", "tru", "é", "<", "\\ud83d"};
+  if (text->empty()) return;
+  // Damage happens at character boundaries: the detokenizer never releases part of a character.
+  auto boundary = [&](size_t i) {
+    while (i < text->size() && (static_cast<unsigned char>((*text)[i]) & 0xC0) == 0x80) ++i;
+    return i;
+  };
+  const size_t pos = boundary(rng() % (text->size() + 1));
+  switch (rng() % 4) {
+    case 0:
+      text->resize(pos);
+      break;
+    case 1:
+      text->erase(pos, boundary(pos + 1 + rng() % 5) - pos);
+      break;
+    case 2:
+      text->insert(pos, kFragments[rng() % kFragments.size()]);
+      break;
+    default:
+      break;
+  }
+  ASSERT_TRUE(testing::IsValidUtf8(*text));
+}
+
+TEST(OutputParserTest, RandomDamagedTurnsKeepEveryInvariant) {
+  std::mt19937 rng(2024);
+  int num_with_calls = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    std::string text = RandomTurn(rng);
+    Damage(rng, &text);
+    OutputParserOptions o;
+    o.json_tool_calls = rng() % 4 != 0;
+    o.xml_tool_calls = rng() % 4 != 0;
+    o.parse_reasoning = rng() % 3 != 0;
+    o.starts_in_reasoning = rng() % 2 == 0;
+    o.tools = nlohmann::json::parse(
+        R"([{"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}}])");
+    SCOPED_TRACE(text);
+    const ParsedOutput out = RunAllSplits(o, text);
+    num_with_calls += !out.tool_calls.empty();
+    if (!o.parse_reasoning && out.tool_calls.empty()) {
+      EXPECT_EQ(out.content, text);
+    }
+  }
+  EXPECT_GT(num_with_calls, 40);
 }
 
 }  // namespace

@@ -1,0 +1,78 @@
+// StateCache: the memory tier of the prefix cache. It pairs the cache core (cache/prefix_cache.h),
+// which decides what is kept and where a prompt resumes, with the payload bytes of its records,
+// and moves state between those bytes and sequences.
+//
+// Payloads (see cache/prefix_cache.h for the records):
+//  - KV block j: SequenceState::CopyKvRows(j * B, (j + 1) * B);
+//  - snapshot at p: the KV rows [floor(p / B) * B, p), then, for hybrid models, the recurrent
+//    slots at p (SequenceState::Snapshot(kRecurrentOnly)).
+// A restore copies payload bytes into a sequence and never changes them.
+// Thread safety: Restore and Store run on the engine thread; stats() may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/prefix_cache.h"
+#include "state/sequence_state.h"
+
+namespace ds::engine {
+
+struct StateCacheOptions {
+  int64_t budget_bytes = 0;  // 0 turns the cache off
+  int64_t block_tokens = 256;
+  // Hybrid models: also snapshot at every multiple of this many tokens inside a prefill, so a
+  // prompt that diverges inside a long new segment still resumes near it. 0: never.
+  int64_t snapshot_interval_tokens = 4096;
+  uint64_t model_seed = 0;  // folded into every key
+};
+
+// What a lookup found and restored, for timings, logs and metrics.
+struct CacheLookup {
+  int64_t resumed_tokens = 0;  // restored into the sequence; computation starts here
+  double restore_s = 0;        // wall time of the lookup and the copies
+  int64_t restore_bytes = 0;
+  int64_t longest_match_tokens = 0;  // shared with anything cached, even where nothing resumes
+  cache::ResumeLimit limit = cache::ResumeLimit::kNothingCached;
+  std::vector<int32_t> cached_window;  // cached ids from the divergence on
+
+  const char* limit_name() const { return cache::ResumeLimitName(limit); }
+};
+
+class StateCache {
+ public:
+  // REQUIRES: options.budget_bytes > 0; every sequence given to Restore or Store has `layout`.
+  StateCache(const StateCacheOptions& options, const state::StateLayout& layout);
+
+  bool has_recurrent_state() const { return has_recurrent_state_; }
+  const StateCacheOptions& options() const { return options_; }
+
+  // Clears `state` and restores the deepest cached prefix of `tokens` into it (never all of it:
+  // at least one token is left to compute). A payload that fails to restore leaves the state
+  // cleared, which is a cold start, and is reported as resumed_tokens = 0.
+  CacheLookup Restore(std::span<const int32_t> tokens, state::SequenceState* state);
+
+  // Stores what is missing for tokens[0, state.num_tokens()): its full KV blocks and a snapshot
+  // at state.num_tokens(). REQUIRES: state holds exactly that prefix of `tokens`.
+  void Store(std::span<const int32_t> tokens, const state::SequenceState& state,
+             cache::SnapshotKind kind);
+
+  cache::CacheStats stats() const;
+
+ private:
+  void PublishStats();
+  std::span<const uint8_t> Payload(cache::PayloadId id) const;
+
+  StateCacheOptions options_;
+  bool has_recurrent_state_;
+  cache::PrefixCache cache_;
+  std::unordered_map<cache::PayloadId, std::vector<uint8_t>> payloads_;
+
+  mutable std::mutex stats_mu_;
+  cache::CacheStats published_stats_;  // copied after every change, read by metrics
+};
+
+}  // namespace ds::engine

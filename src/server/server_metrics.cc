@@ -1,0 +1,172 @@
+#include "server/server_metrics.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ds::server {
+namespace {
+
+constexpr const char* kTier = "memory";
+// Tokens of context shown on each side of a divergence.
+constexpr int64_t kWindowBefore = 8;
+constexpr int64_t kWindowAfter = 12;
+
+const char* ApiName(api::ApiKind api) {
+  switch (api) {
+    case api::ApiKind::kChatCompletions: return "chat_completions";
+    case api::ApiKind::kCompletions: return "completions";
+    case api::ApiKind::kResponses: return "responses";
+    case api::ApiKind::kAnthropicMessages: return "messages";
+    case api::ApiKind::kAnthropicCountTokens: return "count_tokens";
+  }
+  return "unknown";
+}
+
+// Log-safe text: control characters escaped, so one request stays on one line.
+std::string Printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::string Window(const text::Tokenizer& tokenizer, std::span<const int32_t> before,
+                   std::span<const int32_t> after) {
+  return "\"" + Printable(tokenizer.Decode(before, /*render_special=*/true)) + "|" +
+         Printable(tokenizer.Decode(after, /*render_special=*/true)) + "\"";
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(const engine::Engine* engine) : engine_(engine) {
+  MetricsRegistry& r = registry_;
+  r.DeclareCounter("deltaserve_requests_total", "Requests finished, by API and outcome.");
+  r.DeclareCounter("deltaserve_prompt_tokens_offered_total", "Prompt tokens requests carried.");
+  r.DeclareCounter("deltaserve_prompt_tokens_computed_total",
+                   "Prompt tokens run through the model (cached tokens never count).");
+  r.DeclareCounter("deltaserve_prompt_tokens_reused_total",
+                   "Prompt tokens restored from the cache, by tier.");
+  r.DeclareCounter("deltaserve_generated_tokens_total", "Tokens generated.");
+  r.DeclareCounter("deltaserve_cache_restores_total",
+                   "Cache lookups by outcome (hit, miss) and the reason they stopped where "
+                   "they did.");
+  r.DeclareHistogram("deltaserve_ttft_seconds",
+                     "Arrival to first token: queue, restore and prefill.",
+                     {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300});
+  r.DeclareHistogram("deltaserve_decode_tokens_per_second",
+                     "Decode rate per request over its decode window.",
+                     {1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 250, 500});
+  r.DeclareGauge("deltaserve_cache_bytes", "Bytes the cache holds, by tier.");
+  r.DeclareGauge("deltaserve_cache_budget_bytes", "Byte budget of the cache, by tier.");
+  r.DeclareGauge("deltaserve_cache_blocks", "KV blocks held, by tier.");
+  r.DeclareGauge("deltaserve_cache_snapshots", "Snapshots held, by tier and kind.");
+  r.DeclareGauge("deltaserve_cache_snapshot_bytes", "Bytes of snapshots, by tier and kind.");
+  r.DeclareCounter("deltaserve_cache_evictions_total", "Records evicted, by tier and reason.");
+  r.DeclareGauge("deltaserve_sequences_active", "Sequences generating now.");
+  r.DeclareGauge("deltaserve_requests_queued", "Requests waiting for a sequence.");
+  r.OnRender([this](MetricsRegistry* registry) { RefreshGauges(registry); });
+}
+
+void ServerMetrics::RecordRequest(api::ApiKind api, const char* outcome,
+                                  const engine::RequestTimings& timings) {
+  MetricsRegistry& r = registry_;
+  const engine::Timings& t = timings.generation;
+  r.Add("deltaserve_requests_total", {{"api", ApiName(api)}, {"outcome", outcome}}, 1);
+  r.Add("deltaserve_prompt_tokens_offered_total", {}, static_cast<double>(t.prompt_tokens));
+  r.Add("deltaserve_prompt_tokens_computed_total", {},
+        static_cast<double>(t.computed_prompt_tokens));
+  r.Add("deltaserve_prompt_tokens_reused_total", {{"tier", kTier}},
+        static_cast<double>(t.cached_prompt_tokens));
+  r.Add("deltaserve_generated_tokens_total", {}, static_cast<double>(t.generated_tokens));
+  if (engine_->cache() != nullptr && t.prompt_tokens > 0) {
+    r.Add("deltaserve_cache_restores_total",
+          {{"outcome", t.cached_prompt_tokens > 0 ? "hit" : "miss"},
+           {"reason", timings.cache.limit_name()}},
+          1);
+  }
+  if (t.generated_tokens > 0) r.Observe("deltaserve_ttft_seconds", {}, timings.ttft_s);
+  if (t.generated_tokens > 1 && t.decode_s > 0) {
+    r.Observe("deltaserve_decode_tokens_per_second", {}, t.decode_tokens_per_s());
+  }
+}
+
+void ServerMetrics::RefreshGauges(MetricsRegistry* r) const {
+  r->Set("deltaserve_sequences_active", {}, engine_->num_active());
+  r->Set("deltaserve_requests_queued", {}, engine_->num_queued());
+  if (engine_->cache() == nullptr) return;
+  const cache::CacheStats s = engine_->cache()->stats();
+  r->Set("deltaserve_cache_bytes", {{"tier", kTier}}, static_cast<double>(s.used_bytes));
+  r->Set("deltaserve_cache_budget_bytes", {{"tier", kTier}}, static_cast<double>(s.budget_bytes));
+  r->Set("deltaserve_cache_blocks", {{"tier", kTier}}, static_cast<double>(s.num_blocks));
+  for (int k = 0; k < cache::kNumSnapshotKinds; ++k) {
+    const MetricLabels labels{{"tier", kTier},
+                              {"kind", cache::SnapshotKindName(static_cast<cache::SnapshotKind>(k))}};
+    r->Set("deltaserve_cache_snapshots", labels, static_cast<double>(s.num_snapshots[k]));
+    r->Set("deltaserve_cache_snapshot_bytes", labels, static_cast<double>(s.snapshot_bytes[k]));
+  }
+  for (int k = 0; k < cache::kNumEvictReasons; ++k) {
+    r->Set("deltaserve_cache_evictions_total",
+           {{"tier", kTier}, {"reason", cache::EvictReasonName(static_cast<cache::EvictReason>(k))}},
+           static_cast<double>(s.evictions[k]));
+  }
+}
+
+std::string RequestLogLine(const std::string& uid, const engine::RequestTimings& timings) {
+  const engine::Timings& t = timings.generation;
+  const std::string outcome = t.cached_prompt_tokens > 0
+                                  ? std::string("HIT(") + kTier + ")"
+                                  : std::string("MISS(") + timings.cache.limit_name() + ")";
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                " cached=%lld prefill=%lld restore=%.2fs ttft=%.2fs decode=%lld@%.1ftok/s",
+                static_cast<long long>(t.cached_prompt_tokens),
+                static_cast<long long>(t.computed_prompt_tokens), timings.restore_s,
+                timings.ttft_s, static_cast<long long>(t.generated_tokens),
+                t.decode_tokens_per_s());
+  return "uid=" + uid + " " + outcome + buf;
+}
+
+std::string MissDiagnostics(const std::string& uid, const BuiltPrompt& prompt,
+                            const engine::RequestTimings& timings,
+                            const text::Tokenizer& tokenizer) {
+  const engine::CacheLookup& lookup = timings.cache;
+  const int64_t reused = timings.generation.cached_prompt_tokens;
+  const int64_t matched = lookup.longest_match_tokens;
+  if (matched <= reused) return "";
+  std::span<const int32_t> ids = prompt.ids;
+  const auto num_tokens = static_cast<int64_t>(ids.size());
+  std::string line = "uid=" + uid + " reused " + std::to_string(reused) + " of " +
+                     std::to_string(matched) + " cached matching tokens (" +
+                     lookup.limit_name() + ")";
+  if (matched >= num_tokens) {
+    return line + ": the whole prompt of " + std::to_string(num_tokens) +
+           " tokens is cached, but no snapshot lies between " + std::to_string(reused) +
+           " and its end";
+  }
+  line += "; diverged at token " + std::to_string(matched) + " of " + std::to_string(num_tokens);
+  const int64_t message = MessageAt(prompt.messages, matched);
+  if (message >= 0) {
+    line += " in message " + std::to_string(message) + " (" + prompt.messages[message].role + ")";
+  }
+  const int64_t begin = std::max<int64_t>(0, matched - kWindowBefore);
+  std::span<const int32_t> before = ids.subspan(begin, matched - begin);
+  std::span<const int32_t> after = ids.subspan(matched, std::min(kWindowAfter, num_tokens - matched));
+  return line + ": request " + Window(tokenizer, before, after) + " cached " +
+         Window(tokenizer, before, lookup.cached_window);
+}
+
+}  // namespace ds::server

@@ -1,0 +1,47 @@
+// The server's Prometheus metrics (/metrics) and its one log line per request
+// (docs/cache.md lists both). Per-request figures come from the engine's RequestTimings; cache
+// occupancy and load are read from the engine when the page is rendered.
+// Thread safety: all methods may be called concurrently.
+#pragma once
+
+#include <string>
+
+#include "api/types.h"
+#include "base/metrics.h"
+#include "engine/scheduler.h"
+#include "server/prompt_builder.h"
+
+namespace ds::server {
+
+class ServerMetrics {
+ public:
+  // REQUIRES: engine outlives this object.
+  explicit ServerMetrics(const engine::Engine* engine);
+
+  // Counts one finished request; `outcome` is "ok", "error" or "cancelled".
+  void RecordRequest(api::ApiKind api, const char* outcome,
+                     const engine::RequestTimings& timings);
+  std::string Render() { return registry_.Render(); }
+  MetricsRegistry& registry() { return registry_; }
+
+ private:
+  void RefreshGauges(MetricsRegistry* registry) const;
+
+  const engine::Engine* engine_;
+  MetricsRegistry registry_;
+};
+
+// `uid=chatcmpl-1 HIT(memory) cached=53267 prefill=670 restore=0.21s ttft=1.9s
+// decode=412@31.2tok/s`; a miss reads MISS(reason).
+std::string RequestLogLine(const std::string& uid, const engine::RequestTimings& timings);
+
+// Empty unless the request reused less than the longest cached prefix it shares: then where it
+// diverged (token index, the message and role holding it) and a short decoded window of the
+// request and of the cached sequence there, e.g.
+// `uid=... diverged at token 5012 of 5400 in message 7 (assistant): request "…ab⟨cd…" cached
+// "…ab⟨xy…"`.
+std::string MissDiagnostics(const std::string& uid, const BuiltPrompt& prompt,
+                            const engine::RequestTimings& timings,
+                            const text::Tokenizer& tokenizer);
+
+}  // namespace ds::server
