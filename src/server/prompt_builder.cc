@@ -33,7 +33,7 @@ std::string TokenText(const text::Tokenizer& tokenizer, int32_t id) {
 PromptBuilder::PromptBuilder(const text::Tokenizer* tokenizer,
                              text::jinja::Template chat_template, bool xml_tool_calls)
     : tokenizer_(tokenizer), chat_template_(std::move(chat_template)),
-      xml_tool_calls_(xml_tool_calls), memo_(std::make_unique<ContinuityMemo>()) {}
+      xml_tool_calls_(xml_tool_calls), memo_(std::make_unique<ContinuityMemo>(tokenizer)) {}
 
 StatusOr<std::unique_ptr<PromptBuilder>> PromptBuilder::Create(const text::Tokenizer* tokenizer) {
   std::string source = tokenizer->vocab().chat_template;
@@ -74,7 +74,7 @@ StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) 
     size_t end = prompt.text.rfind("<|im_end|>");
     if (end != std::string::npos) prompt.text.resize(end);
   }
-  prompt.ids = memo_->Encode(*tokenizer_, prompt.text, &prompt.continuity_tokens);
+  prompt.ids = memo_->Encode(prompt.text, &prompt.continuity_tokens);
   prompt.messages = FindMessages(prompt.ids, *tokenizer_);
   prompt.boundary_positions =
       SnapshotBoundaries(prompt.messages, static_cast<int64_t>(prompt.ids.size()));
@@ -89,13 +89,7 @@ StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) 
 
 void PromptBuilder::RecordReply(const BuiltPrompt& prompt,
                                 std::span<const int32_t> generated_ids) const {
-  if (prompt.text.empty()) return;
-  memo_->Record(prompt.text, prompt.ids);
-  if (generated_ids.empty()) return;
-  std::vector<int32_t> ids = prompt.ids;
-  ids.insert(ids.end(), generated_ids.begin(), generated_ids.end());
-  memo_->Record(prompt.text + tokenizer_->Decode(generated_ids, /*render_special=*/true),
-                std::move(ids));
+  memo_->Record(prompt.text, prompt.ids, generated_ids);
 }
 
 StatusOr<BuiltPrompt> PromptBuilder::Build(const api::ChatRequest& request) const {
