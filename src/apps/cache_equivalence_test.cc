@@ -185,6 +185,35 @@ TEST_P(CacheEquivalenceTest, ManyConversationsUnderATightBudgetStayCorrect) {
   EXPECT_GT(stats.evictions[0] + stats.evictions[1] + stats.evictions[2], 0);
 }
 
+TEST_P(CacheEquivalenceTest, AClientThatKeepsItsPartialReplyResumesAfterIt) {
+  Engine cached(tm_->model.get(), Options(int64_t{64} << 20));
+  Engine cold(tm_->model.get(), Options(0));
+  const std::vector<int32_t> prompt = RandomIds(40);
+  RequestOptions options;
+  options.prompt = prompt;
+  options.sampling.temperature = 0;
+  options.max_new_tokens = 200;
+  auto handle = cached.Submit(options);
+  ASSERT_TRUE(handle.ok());
+  std::vector<int32_t> received;
+  TokenEvent token;
+  DoneEvent done;
+  // The client got 5 tokens; the server noticed it was gone a little later, as over TCP.
+  while ((*handle)->Next(&token, &done)) {
+    received.push_back(token.id);
+    if (received.size() == 7) (*handle)->Cancel(/*tokens_delivered=*/5);
+  }
+  ASSERT_GE(received.size(), 7u);
+  std::vector<int32_t> next = prompt;
+  next.insert(next.end(), received.begin(), received.begin() + 5);
+  const std::vector<int32_t> added = RandomIds(6);
+  next.insert(next.end(), added.begin(), added.end());
+  Reply hit = Generate(&cached, next, {}, 4);
+  ExpectSameReply(hit, Generate(&cold, next, {}, 4));
+  EXPECT_EQ(hit.done.timings.generation.cached_prompt_tokens, 45)
+      << hit.done.timings.cache.limit_name();
+}
+
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, CacheEquivalenceTest,
                          ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "llama"));
 

@@ -47,8 +47,18 @@ struct StorePoint {
   cache::SnapshotKind kind = cache::SnapshotKind::kPromptEnd;
 };
 
+// Recent decode positions whose recurrent state is kept, so an interrupted request can be
+// snapshotted at the last token its client received rather than the last one computed.
+constexpr int64_t kRecentStates = 8;
+
+struct RecentState {
+  int64_t position = -1;
+  std::vector<uint8_t> recurrent;  // SequenceState::Snapshot(kRecurrentOnly) at `position`
+};
+
 struct Engine::Slot {
   state::SequenceState state;
+  std::vector<RecentState> recent_states;  // ring indexed by position % kRecentStates
   std::shared_ptr<RequestHandle> handle;  // null when the slot is free
   bool started = false;                   // restored and planned (Start)
   RequestOptions options;
@@ -170,6 +180,7 @@ void Engine::Start(Slot* slot) {
   t.computed_prompt_tokens = n_prompt - resumed;
   slot->store_points.clear();
   slot->next_store_point = 0;
+  for (RecentState& recent : slot->recent_states) recent.position = -1;
   if (cache_ != nullptr && cache_->has_recurrent_state()) {
     for (int64_t position : slot->options.boundary_positions) {
       slot->store_points.push_back({position, cache::SnapshotKind::kMessageBoundary});
@@ -195,18 +206,53 @@ void Engine::Start(Slot* slot) {
   slot->prefill_start = Clock::now();
 }
 
-void Engine::Finish(Slot* slot, Status status, StopReason reason, bool store_state) {
-  // The state at the end of the request: the prompt and every generated id but the last, which
-  // was sampled and not yet fed.
-  if (store_state && status.ok() && cache_ != nullptr && slot->started &&
-      slot->state.num_tokens() > slot->timings.cache.resumed_tokens) {
-    const bool interrupted = slot->handle->client_gone() ||
-                             slot->state.num_tokens() < static_cast<int64_t>(
-                                                            slot->options.prompt.size());
+void Engine::KeepRecentState(Slot* slot) {
+  if (cache_ == nullptr || !cache_->has_recurrent_state()) return;
+  slot->recent_states.resize(kRecentStates);
+  const int64_t position = slot->state.num_tokens();
+  RecentState& recent = slot->recent_states[position % kRecentStates];
+  recent.position = position;
+  slot->state.SnapshotTo(state::SequenceState::Parts::kRecurrentOnly, &recent.recurrent);
+}
+
+void Engine::StoreFinalState(Slot* slot) {
+  // The state at the end of the request holds the prompt and every generated id but the last,
+  // which was sampled and not yet fed.
+  const int64_t reached = slot->state.num_tokens();
+  const auto n_prompt = static_cast<int64_t>(slot->options.prompt.size());
+  if (reached <= slot->timings.cache.resumed_tokens) return;
+  if (!slot->handle->client_gone()) {
+    const bool cut_in_prefill = reached < n_prompt;
     cache_->Store(slot->history, slot->state,
-                  interrupted ? cache::SnapshotKind::kInterrupted
-                              : cache::SnapshotKind::kGenerationEnd);
+                  cut_in_prefill ? cache::SnapshotKind::kInterrupted
+                                 : cache::SnapshotKind::kGenerationEnd);
+    return;
   }
+  // Right after the tokens the client received, when that state is still at hand.
+  const int64_t delivered = slot->handle->tokens_delivered();
+  int64_t target = reached;
+  if (reached >= n_prompt && delivered < reached - n_prompt) target = n_prompt + delivered;
+  if (target == reached) {
+    cache_->Store(slot->history, slot->state, cache::SnapshotKind::kInterrupted);
+    return;
+  }
+  if (target <= slot->timings.cache.resumed_tokens) return;
+  if (!cache_->has_recurrent_state()) {
+    cache_->StoreAt(slot->history, slot->state, target, {}, cache::SnapshotKind::kInterrupted);
+    return;
+  }
+  for (const RecentState& recent : slot->recent_states) {
+    if (recent.position == target) {
+      cache_->StoreAt(slot->history, slot->state, target, recent.recurrent,
+                      cache::SnapshotKind::kInterrupted);
+      return;
+    }
+  }
+  cache_->Store(slot->history, slot->state, cache::SnapshotKind::kInterrupted);
+}
+
+void Engine::Finish(Slot* slot, Status status, StopReason reason, bool store_state) {
+  if (store_state && status.ok() && cache_ != nullptr && slot->started) StoreFinalState(slot);
   slot->handle->PushDone({std::move(status), reason, slot->timings});
   slot->handle.reset();
   slot->sampler.reset();
@@ -255,6 +301,7 @@ bool Engine::Step(Slot* slot) {
       return false;
     }
   }
+  KeepRecentState(slot);
   int32_t id = slot->sampler->Sample(logits_, slot->history, slot->generated);
   TokenEvent event;
   event.id = id;

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -66,9 +67,12 @@ class RequestHandle {
   // Blocks until the next token or the end. Returns true with *token set, or false with *done
   // set once the request has finished (then always false).
   bool Next(TokenEvent* token, DoneEvent* done);
-  // The client went away: the engine stops before the next token, snapshots the state reached so
-  // far (a client that keeps the partial reply still resumes there) and reports kCallback.
-  void Cancel() {
+  // The client went away after receiving the first `tokens_delivered` generated tokens: the
+  // engine stops before the next token and snapshots the state right after the delivered ones
+  // (the last few states are kept for this), so a client that keeps the partial reply resumes
+  // there; reports kCallback.
+  void Cancel(int64_t tokens_delivered = std::numeric_limits<int64_t>::max()) {
+    tokens_delivered_ = tokens_delivered;
     client_gone_ = true;
     cancelled_ = true;
   }
@@ -76,6 +80,7 @@ class RequestHandle {
   void StopGenerating() { cancelled_ = true; }
   bool cancelled() const { return cancelled_; }
   bool client_gone() const { return client_gone_; }
+  int64_t tokens_delivered() const { return tokens_delivered_; }
   // Tokens the engine has produced for this request so far.
   int64_t num_tokens_produced() const;
 
@@ -92,6 +97,7 @@ class RequestHandle {
   DoneEvent done_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> client_gone_{false};
+  std::atomic<int64_t> tokens_delivered_{std::numeric_limits<int64_t>::max()};
 };
 
 class Engine {
@@ -121,6 +127,9 @@ class Engine {
   bool Prefill(Slot* slot);  // one chunk; returns false when the request failed
   // Stores the state reached, unless the engine is shutting down or the state is unusable.
   void Finish(Slot* slot, Status status, StopReason reason, bool store_state = true);
+  void StoreFinalState(Slot* slot);
+  // Hybrid models: keeps the recurrent slots of the position just computed (Cancel()).
+  void KeepRecentState(Slot* slot);
 
   model::Model* model_;
   EngineOptions options_;

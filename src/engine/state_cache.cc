@@ -84,12 +84,20 @@ CacheLookup StateCache::Restore(std::span<const int32_t> tokens, state::Sequence
 
 void StateCache::Store(std::span<const int32_t> tokens, const state::SequenceState& state,
                        cache::SnapshotKind kind) {
-  const int64_t position = state.num_tokens();
-  DS_CHECK(position > 0 && position <= static_cast<int64_t>(tokens.size()));
+  std::vector<uint8_t> recurrent;
+  if (has_recurrent_state_) recurrent = state.Snapshot(state::SequenceState::Parts::kRecurrentOnly);
+  StoreAt(tokens, state, state.num_tokens(), recurrent, kind);
+}
+
+void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceState& state,
+                         int64_t position, std::span<const uint8_t> recurrent,
+                         cache::SnapshotKind kind) {
+  DS_CHECK(position > 0 && position <= state.num_tokens() &&
+           position <= static_cast<int64_t>(tokens.size()));
+  DS_CHECK(!has_recurrent_state_ || !recurrent.empty());
   const int64_t block = options_.block_tokens;
   const int64_t tail_rows = position % block;
-  const int64_t recurrent_bytes =
-      has_recurrent_state_ ? state.SnapshotBytes(state::SequenceState::Parts::kRecurrentOnly) : 0;
+  const auto recurrent_bytes = static_cast<int64_t>(has_recurrent_state_ ? recurrent.size() : 0);
   cache::InsertSpec spec;
   spec.block_bytes = state.KvRowsBytes(block);
   // A dense snapshot aligned to a block holds nothing; the core then stores none.
@@ -109,10 +117,7 @@ void StateCache::Store(std::span<const int32_t> tokens, const state::SequenceSta
   if (inserted->new_snapshot != 0) {
     std::vector<uint8_t> bytes(state.KvRowsBytes(tail_rows));
     state.CopyKvRows(position - tail_rows, position, bytes.data());
-    if (has_recurrent_state_) {
-      std::vector<uint8_t> recurrent = state.Snapshot(state::SequenceState::Parts::kRecurrentOnly);
-      bytes.insert(bytes.end(), recurrent.begin(), recurrent.end());
-    }
+    if (has_recurrent_state_) bytes.insert(bytes.end(), recurrent.begin(), recurrent.end());
     payloads_[inserted->new_snapshot] = std::move(bytes);
   }
   PublishStats();

@@ -59,6 +59,11 @@ class StateCache {
   // at state.num_tokens(). REQUIRES: state holds exactly that prefix of `tokens`.
   void Store(std::span<const int32_t> tokens, const state::SequenceState& state,
              cache::SnapshotKind kind);
+  // The same at an earlier `position`: KV rows from `state`, and for hybrid models the recurrent
+  // slots `recurrent` taken when the state was at `position` (Snapshot(kRecurrentOnly)).
+  // REQUIRES: 0 < position <= state.num_tokens().
+  void StoreAt(std::span<const int32_t> tokens, const state::SequenceState& state,
+               int64_t position, std::span<const uint8_t> recurrent, cache::SnapshotKind kind);
 
   cache::CacheStats stats() const;
 

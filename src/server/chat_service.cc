@@ -149,7 +149,7 @@ void ChatService::Stream(StartedRequest* started,
     return connected;
   };
   if (!send(format->Begin(static_cast<int64_t>(started->prompt.ids.size()), 0))) {
-    started->handle->Cancel();
+    started->handle->Cancel(/*tokens_delivered=*/0);
   }
   GenerationRunner runner(tokenizer_, started->request, started->prompt, started->handle);
   GenerationOutput output = runner.Run(

@@ -61,6 +61,7 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
   engine::TokenEvent token;
   engine::DoneEvent done;
   bool client_gone = false;
+  int64_t delivered = 0;  // tokens whose text the client took
   while (handle_->Next(&token, &done)) {
     output_.generated_ids.push_back(token.id);
     if (stopped_by_string_ || client_gone) continue;  // draining what was already produced
@@ -75,7 +76,9 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
     std::vector<text::OutputEvent> events = Parse(released.text, stopped_by_string_);
     if (!on_progress(released.text, events, &info)) {
       client_gone = true;
-      handle_->Cancel();
+      handle_->Cancel(delivered);
+    } else {
+      ++delivered;
     }
   }
   std::string stop_sequence = output_.finish.stop_sequence;

@@ -177,6 +177,13 @@ int64_t SequenceState::SnapshotBytes(Parts parts) const {
 
 std::vector<uint8_t> SequenceState::Snapshot(Parts parts) const {
   std::vector<uint8_t> out;
+  SnapshotTo(parts, &out);
+  return out;
+}
+
+void SequenceState::SnapshotTo(Parts parts, std::vector<uint8_t>* out_bytes) const {
+  std::vector<uint8_t>& out = *out_bytes;
+  out.clear();
   out.reserve(SnapshotBytes(parts));
   Header header{kSnapshotMagic,      kSnapshotVersion,   static_cast<int64_t>(layers_.size()),
                 layout_.kv_row_floats, layout_.conv_floats, layout_.ssm_floats,
@@ -192,7 +199,6 @@ std::vector<uint8_t> SequenceState::Snapshot(Parts parts) const {
       AppendFloats(slots.values.data(), num_tokens_ * layout_.kv_row_floats, &out);
     }
   }
-  return out;
 }
 
 Status SequenceState::CheckHeader(std::span<const uint8_t> bytes, Header* header) const {

@@ -81,6 +81,8 @@ class SequenceState {
   // Bytes Snapshot() produces for the current position: header, KV rows, recurrent slots.
   int64_t SnapshotBytes(Parts parts = Parts::kAll) const;
   std::vector<uint8_t> Snapshot(Parts parts = Parts::kAll) const;
+  // Snapshot() into `out`, reusing its storage (a decode loop keeping recent states).
+  void SnapshotTo(Parts parts, std::vector<uint8_t>* out) const;
   // kAll: replaces this state with the snapshot's. kRecurrentOnly: replaces the recurrent slots,
   // and REQUIRES that the state already holds KV for exactly the snapshot's position (e.g. after
   // TruncateKv to it). InvalidArgument when the bytes were made for another layout, the other
