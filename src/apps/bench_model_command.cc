@@ -77,7 +77,9 @@ Status Bench(const BenchFlags& flags) {
   std::printf("memory read bandwidth: %.2f GB/s (%d threads)\n",
               MeasureReadBandwidthGBps(&pool), pool.num_threads());
   const double size_mib = loaded.file->bytes().size() / 1048576.0;
-  std::printf("| model | size | threads | test | t/s |\n|---|---|---|---|---|\n");
+  int64_t num_params = 0;
+  for (const gguf::TensorInfo& info : loaded.file->tensors()) num_params += info.num_elements();
+  std::printf("| model | size | params | threads | test | t/s |\n|---|---|---|---|---|---|\n");
   for (int64_t depth : flags.depths) {
     const int64_t ctx = depth + std::max(flags.n_prompt, flags.n_gen) + 1;
     state::SequenceState warm(model.StateLayoutFor(ctx));
@@ -101,8 +103,9 @@ Status Bench(const BenchFlags& flags) {
       std::string test = (prefill ? "pp" + std::to_string(flags.n_prompt)
                                   : "tg" + std::to_string(flags.n_gen)) +
                          (depth > 0 ? " @ d" + std::to_string(depth) : "");
-      std::printf("| %s | %.1f MiB | %d | %s | %.2f ± %.2f |\n", model.hparams().arch.c_str(),
-                  size_mib, pool.num_threads(), test.c_str(), s.mean, s.stddev);
+      std::printf("| %s | %.1f MiB | %.1f M | %d | %s | %.2f ± %.2f |\n",
+                  model.hparams().arch.c_str(), size_mib, num_params / 1e6, pool.num_threads(),
+                  test.c_str(), s.mean, s.stddev);
       std::fflush(stdout);
     }
   }

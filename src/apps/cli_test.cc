@@ -131,5 +131,17 @@ TEST_F(CliTest, MakeModelRejectsBadConfig) {
                      "n_layers");
 }
 
+TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
+  Result r = RunDeltaserve("bench-model -m " + TinyModelPath("qwen35moe") +
+                           " -p 16 -n 4 -d 0 -d 32 -r 2 -t 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("memory read bandwidth: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| model | size | params | threads | test | t/s |"), std::string::npos)
+      << r.output;
+  for (const char* test : {"| pp16 |", "| tg4 |", "| pp16 @ d32 |", "| tg4 @ d32 |"}) {
+    EXPECT_NE(r.output.find(test), std::string::npos) << test << "\n" << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace ds::apps

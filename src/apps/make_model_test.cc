@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -146,6 +148,80 @@ TEST(MakeModelTest, ConfigJsonErrorsNameTheKey) {
   EXPECT_FALSE(ApplyConfigJson("not json", &config).ok());
   config.arch = "gpt5";
   EXPECT_FALSE(MakeModel(config, MakeDefaultVocab(10)).ok());
+}
+
+// What a loader sees when a file lacks a key or holds a tensor of the wrong shape.
+Status LoadError(const std::function<void(gguf::Writer*)>& damage) {
+  ModelConfig config = TinyConfig("qwen35moe");
+  StatusOr<gguf::Writer> writer = MakeModel(config, MakeDefaultVocab(50));
+  EXPECT_TRUE(writer.ok());
+  damage(&*writer);
+  std::vector<uint8_t> bytes = writer->Serialize();
+  auto file = gguf::File::FromBuffer(bytes, "damaged.gguf");
+  EXPECT_TRUE(file.ok()) << file.status().ToString();
+  if (!file.ok()) return file.status();
+  auto model = model::Model::Load(**file);
+  return model.ok() ? OkStatus() : model.status();
+}
+
+TEST(MakeModelTest, LoadErrorsNameTheKeyAndTheTensor) {
+  EXPECT_TRUE(LoadError([](gguf::Writer*) {}).ok());
+  Status missing = LoadError([](gguf::Writer* w) { w->Erase("qwen35moe.embedding_length"); });
+  EXPECT_EQ(missing.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.message().find("missing required key qwen35moe.embedding_length"),
+            std::string::npos)
+      << missing.message();
+  Status ssm = LoadError([](gguf::Writer* w) { w->Erase("qwen35moe.ssm.state_size"); });
+  EXPECT_NE(ssm.message().find("ssm.state_size is missing"), std::string::npos) << ssm.message();
+  Status shape = LoadError([](gguf::Writer* w) {
+    w->EraseTensor("blk.0.ssm_a");
+    std::vector<uint8_t> data(3 * sizeof(float), 0);
+    w->AddTensor("blk.0.ssm_a", {3}, tensor::DType::kF32, std::move(data));
+  });
+  EXPECT_NE(shape.message().find("tensor 'blk.0.ssm_a' has shape"), std::string::npos)
+      << shape.message();
+  Status absent = LoadError([](gguf::Writer* w) { w->EraseTensor("blk.1.attn_norm.weight"); });
+  EXPECT_NE(absent.message().find("blk.1.attn_norm.weight"), std::string::npos)
+      << absent.message();
+}
+
+std::vector<float> TensorValues(const gguf::File& file, const std::string& name) {
+  const gguf::TensorInfo* info = file.FindTensor(name);
+  EXPECT_NE(info, nullptr) << name;
+  if (info == nullptr) return {};
+  EXPECT_EQ(info->type, tensor::DType::kF32) << name;
+  std::vector<float> values(info->num_elements());
+  std::memcpy(values.data(), info->data, values.size() * sizeof(float));
+  return values;
+}
+
+// llama.cpp's converter stores RMSNorm weights as (1 + w) and the decay as ssm_a = -exp(A_log);
+// the engine reads them as stored. Checked on make-model's files and the reference models.
+void ExpectConverterConventions(const gguf::File& file, int64_t n_layer) {
+  for (int64_t layer = 0; layer < n_layer; ++layer) {
+    const std::string p = "blk." + std::to_string(layer) + ".";
+    std::vector<float> norm = TensorValues(file, p + "attn_norm.weight");
+    double mean = 0;
+    for (float v : norm) mean += v;
+    mean /= static_cast<double>(norm.size());
+    EXPECT_NEAR(mean, 1.0, 0.2) << p << "attn_norm: (1 + w), not w";
+    if (file.FindTensor(p + "ssm_a") == nullptr) continue;
+    for (float a : TensorValues(file, p + "ssm_a")) {
+      EXPECT_LT(a, 0.0f) << p << "ssm_a = -exp(A_log), never A_log";
+    }
+  }
+}
+
+TEST(MakeModelTest, NormsAndDecayFollowTheConverter) {
+  std::unique_ptr<TestModel> made = BuildTestModel(TinyConfig("qwen35moe"));
+  ExpectConverterConventions(*made->file, TinyConfig("qwen35moe").n_layer);
+  const std::string reference = SharedDir() + "/testdata/hybrid/qwen35moe-pub.gguf";
+  if (!std::filesystem::exists(reference)) GTEST_SKIP() << reference << " not found";
+  auto file = gguf::File::Open(reference);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  StatusOr<uint64_t> n_layer = (*file)->GetUint("qwen35moe.block_count");
+  ASSERT_TRUE(n_layer.ok());
+  ExpectConverterConventions(**file, static_cast<int64_t>(*n_layer));
 }
 
 }  // namespace

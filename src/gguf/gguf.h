@@ -154,6 +154,9 @@ class Writer {
   // `data` must hold RowBytes(type, ne[0]) * rows bytes.
   void AddTensor(std::string name, std::vector<int64_t> ne, tensor::DType type,
                  std::vector<uint8_t> data);
+  // Remove a key or a tensor when present (tests build files with one thing missing).
+  void Erase(std::string_view key);
+  void EraseTensor(std::string_view name);
   // Header, keys in order, tensor infos, then each tensor's data padded to the alignment:
   // `general.alignment` when set (REQUIRES: a u32 power of two), else kDefaultAlignment.
   std::vector<uint8_t> Serialize() const;

@@ -193,6 +193,14 @@ void Writer::Set(std::string key, Value value) {
   metadata_.emplace_back(std::move(key), std::move(value));
 }
 
+void Writer::Erase(std::string_view key) {
+  std::erase_if(metadata_, [&](const auto& entry) { return entry.first == key; });
+}
+
+void Writer::EraseTensor(std::string_view name) {
+  std::erase_if(tensors_, [&](const PendingTensor& t) { return t.name == name; });
+}
+
 void Writer::AddTensor(std::string name, std::vector<int64_t> ne, tensor::DType type,
                        std::vector<uint8_t> data) {
   DS_CHECK_MSG(!name.empty(), "tensor names must not be empty");
