@@ -47,9 +47,13 @@ struct StorePoint {
   cache::SnapshotKind kind = cache::SnapshotKind::kPromptEnd;
 };
 
-// Recent decode positions whose recurrent state is kept, so an interrupted request can be
-// snapshotted at the last token its client received rather than the last one computed.
-constexpr int64_t kRecentStates = 8;
+// Recurrent states kept from the last decode steps, so an interrupted request can be snapshotted
+// near the last token its client received rather than at the last one computed (the server
+// notices a gone client a few tokens late). Every kRecentStateStride-th position is kept, which
+// bounds the copying to 1/kRecentStateStride of a snapshot per token and reaches back
+// kRecentStates * kRecentStateStride positions.
+constexpr int64_t kRecentStates = 4;
+constexpr int64_t kRecentStateStride = 4;
 
 struct RecentState {
   int64_t position = -1;
@@ -208,9 +212,10 @@ void Engine::Start(Slot* slot) {
 
 void Engine::KeepRecentState(Slot* slot) {
   if (cache_ == nullptr || !cache_->has_recurrent_state()) return;
-  slot->recent_states.resize(kRecentStates);
   const int64_t position = slot->state.num_tokens();
-  RecentState& recent = slot->recent_states[position % kRecentStates];
+  if (position % kRecentStateStride != 0) return;
+  slot->recent_states.resize(kRecentStates);
+  RecentState& recent = slot->recent_states[position / kRecentStateStride % kRecentStates];
   recent.position = position;
   slot->state.SnapshotTo(state::SequenceState::Parts::kRecurrentOnly, &recent.recurrent);
 }
@@ -228,7 +233,7 @@ void Engine::StoreFinalState(Slot* slot) {
                                  : cache::SnapshotKind::kGenerationEnd);
     return;
   }
-  // Right after the tokens the client received, when that state is still at hand.
+  // At or just before the end of the tokens the client received, when such a state is at hand.
   const int64_t delivered = slot->handle->tokens_delivered();
   int64_t target = reached;
   if (reached >= n_prompt && delivered < reached - n_prompt) target = n_prompt + delivered;
@@ -236,19 +241,25 @@ void Engine::StoreFinalState(Slot* slot) {
     cache_->Store(slot->history, slot->state, cache::SnapshotKind::kInterrupted);
     return;
   }
-  if (target <= slot->timings.cache.resumed_tokens) return;
   if (!cache_->has_recurrent_state()) {
-    cache_->StoreAt(slot->history, slot->state, target, {}, cache::SnapshotKind::kInterrupted);
+    if (target > slot->timings.cache.resumed_tokens) {
+      cache_->StoreAt(slot->history, slot->state, target, {}, cache::SnapshotKind::kInterrupted);
+    }
     return;
   }
+  const RecentState* best = nullptr;
   for (const RecentState& recent : slot->recent_states) {
-    if (recent.position == target) {
-      cache_->StoreAt(slot->history, slot->state, target, recent.recurrent,
-                      cache::SnapshotKind::kInterrupted);
-      return;
+    if (recent.position > slot->timings.cache.resumed_tokens && recent.position <= target &&
+        (best == nullptr || recent.position > best->position)) {
+      best = &recent;
     }
   }
-  cache_->Store(slot->history, slot->state, cache::SnapshotKind::kInterrupted);
+  if (best != nullptr) {
+    cache_->StoreAt(slot->history, slot->state, best->position, best->recurrent,
+                    cache::SnapshotKind::kInterrupted);
+  } else {
+    cache_->Store(slot->history, slot->state, cache::SnapshotKind::kInterrupted);
+  }
 }
 
 void Engine::Finish(Slot* slot, Status status, StopReason reason, bool store_state) {

@@ -42,12 +42,20 @@ struct ActBlockQ8 {
 using RowDotFn = void (*)(const uint8_t* w_row, int64_t n_cols, const uint8_t* act,
                           int64_t act_stride_bytes, int num_tokens, float* out);
 
-// Attends query (token t, head h) of `args`; writes args.out for that pair. `scratch` holds at
-// least head_dim + kAttentionPositionBlock floats owned by the calling task.
-using AttendFn = void (*)(const AttentionArgs& args, int64_t t, int64_t h, float* scratch);
+// Attends the queries (tokens [t0, t1), head h) of `args`; writes args.out for them. `scratch`
+// holds at least AttendScratchFloats(t1 - t0, head_dim) floats owned by the calling task.
+using AttendFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h,
+                          float* scratch);
 
 // Positions scored per step of the online softmax.
 inline constexpr int64_t kAttentionPositionBlock = 64;
+// Queries of one head attended together, so each block of K and V rows is read once for all of
+// them: a tile's accumulators (32 x head_dim floats) stay in L1/L2 with the block.
+inline constexpr int64_t kAttentionQueryTile = 32;
+
+inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim) {
+  return n_queries * (head_dim + 2) + kAttentionPositionBlock;
+}
 
 struct KernelTable {
   const char* name;

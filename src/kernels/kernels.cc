@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "kernels/denormals.h"
 #include "kernels/dispatch.h"
 #include "kernels/parallel.h"
 
@@ -50,16 +51,22 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);
   DS_CHECK(args.head_dim > 0 && args.first_pos >= 0);
   const internal::AttendFn attend = internal::Table().attend;
-  const int64_t n_items = args.n_tokens * args.n_heads;
-  // Work of one (token, head): about (first_pos + n_tokens) * head_dim * 2 multiply-adds.
-  const int64_t item_macs =
-      std::max<int64_t>(1, (args.first_pos + args.n_tokens) * args.head_dim * 2);
+  const int64_t tile = internal::kAttentionQueryTile;
+  const int64_t n_tiles = (args.n_tokens + tile - 1) / tile;
+  // Items are (tile, head), heads innermost so the heads of a GQA group share cached K and V.
+  const int64_t n_items = n_tiles * args.n_heads;
+  // Work of one item: about tile * (first_pos + n_tokens) * head_dim * 2 multiply-adds.
+  const int64_t item_macs = std::max<int64_t>(
+      1, std::min(tile, args.n_tokens) * (args.first_pos + args.n_tokens) * args.head_dim * 2);
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / item_macs);
   internal::ParallelRanges(pool, n_items, grain, [&](int64_t i0, int64_t i1) {
-    std::vector<float> scratch(
-        static_cast<size_t>(args.head_dim + internal::kAttentionPositionBlock));
-    for (int64_t i = i0; i < i1; ++i)
-      attend(args, i / args.n_heads, i % args.n_heads, scratch.data());
+    const internal::FlushDenormalsScope flush_denormals;
+    std::vector<float> scratch(static_cast<size_t>(
+        internal::AttendScratchFloats(std::min(tile, args.n_tokens), args.head_dim)));
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t t0 = (i / args.n_heads) * tile;
+      attend(args, t0, std::min(t0 + tile, args.n_tokens), i % args.n_heads, scratch.data());
+    }
   });
 }
 
