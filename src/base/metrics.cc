@@ -21,27 +21,13 @@ std::string FormatNumber(double value) {
   return buf;
 }
 
-std::string EscapeLabelValue(const std::string& value) {
+// The exposition format escapes backslash and newline in help text, and also '"' in label values.
+std::string Escape(const std::string& text, bool quotes) {
   std::string out;
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
+  for (char c : text) {
+    if (c == '\\' || (quotes && c == '"')) {
+      out += '\\';
       out += c;
-    }
-  }
-  return out;
-}
-
-std::string EscapeHelp(const std::string& help) {
-  std::string out;
-  for (char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
     } else {
@@ -59,7 +45,7 @@ std::string LabelText(const MetricLabels& labels,
   auto append = [&](const std::string& key, const std::string& value) {
     if (!first) out += ",";
     first = false;
-    out += key + "=\"" + EscapeLabelValue(value) + "\"";
+    out += key + "=\"" + Escape(value, /*quotes=*/true) + "\"";
   };
   for (const auto& [key, value] : labels) append(key, value);
   if (extra != nullptr) append(extra->first, extra->second);
@@ -153,7 +139,7 @@ std::string MetricsRegistry::Render() {
     const char* type = family.kind == Kind::kCounter ? "counter"
                        : family.kind == Kind::kGauge ? "gauge"
                                                      : "histogram";
-    out += "# HELP " + name + " " + EscapeHelp(family.help) + "\n";
+    out += "# HELP " + name + " " + Escape(family.help, /*quotes=*/false) + "\n";
     out += "# TYPE " + name + " " + type + "\n";
     for (const auto& [labels, value] : family.values) {
       out += name + LabelText(labels) + " " + FormatNumber(value) + "\n";

@@ -41,12 +41,6 @@ void RequestHandle::PushDone(DoneEvent done) {
   cv_.notify_all();
 }
 
-// A prompt position where the prefill stops so the cache can store the state there.
-struct StorePoint {
-  int64_t position = 0;
-  cache::SnapshotKind kind = cache::SnapshotKind::kPromptEnd;
-};
-
 // Recurrent states kept from the last decode steps, so an interrupted request can be snapshotted
 // near the last token its client received rather than at the last one computed (the server
 // notices a gone client a few tokens late). Every kRecentStateStride-th position is kept, which
@@ -62,7 +56,7 @@ struct RecentState {
 
 struct Engine::Slot {
   state::SequenceState state;
-  std::vector<RecentState> recent_states;  // ring indexed by position % kRecentStates
+  std::vector<RecentState> recent_states;  // ring indexed by position / kRecentStateStride
   std::shared_ptr<RequestHandle> handle;  // null when the slot is free
   bool started = false;                   // restored and planned (Start)
   RequestOptions options;
@@ -185,28 +179,11 @@ void Engine::Start(Slot* slot) {
   slot->store_points.clear();
   slot->next_store_point = 0;
   for (RecentState& recent : slot->recent_states) recent.position = -1;
-  if (cache_ != nullptr && cache_->has_recurrent_state()) {
-    for (int64_t position : slot->options.boundary_positions) {
-      slot->store_points.push_back({position, cache::SnapshotKind::kMessageBoundary});
-    }
-    const int64_t interval = cache_->options().snapshot_interval_tokens;
-    for (int64_t position = interval; interval > 0 && position < n_prompt; position += interval) {
-      slot->store_points.push_back({position, cache::SnapshotKind::kInterval});
-    }
+  if (cache_ != nullptr) {
+    slot->store_points = PlanStorePoints(slot->options.boundary_positions, n_prompt, resumed,
+                                         cache_->options().snapshot_interval_tokens,
+                                         cache_->has_recurrent_state());
   }
-  if (cache_ != nullptr) slot->store_points.push_back({n_prompt, cache::SnapshotKind::kPromptEnd});
-  std::erase_if(slot->store_points, [&](const StorePoint& point) {
-    return point.position <= resumed || point.position > n_prompt;
-  });
-  // One store per position; a message boundary outranks an interval point there.
-  std::stable_sort(slot->store_points.begin(), slot->store_points.end(),
-                   [](const StorePoint& a, const StorePoint& b) { return a.position < b.position; });
-  auto same_position = [](const StorePoint& a, const StorePoint& b) {
-    return a.position == b.position;
-  };
-  slot->store_points.erase(
-      std::unique(slot->store_points.begin(), slot->store_points.end(), same_position),
-      slot->store_points.end());
   slot->prefill_start = Clock::now();
 }
 

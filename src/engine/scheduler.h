@@ -26,6 +26,7 @@
 #include "engine/request_timings.h"
 #include "engine/sampler.h"
 #include "engine/state_cache.h"
+#include "engine/store_points.h"
 #include "model/model.h"
 
 namespace ds::engine {

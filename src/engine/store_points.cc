@@ -1,0 +1,35 @@
+#include "engine/store_points.h"
+
+#include <algorithm>
+
+namespace ds::engine {
+
+std::vector<StorePoint> PlanStorePoints(std::span<const int64_t> boundaries, int64_t n_prompt,
+                                        int64_t resumed, int64_t interval_tokens,
+                                        bool has_recurrent_state) {
+  std::vector<StorePoint> points;
+  if (has_recurrent_state) {
+    for (int64_t position : boundaries) {
+      points.push_back({position, cache::SnapshotKind::kMessageBoundary});
+    }
+    for (int64_t position = interval_tokens; interval_tokens > 0 && position < n_prompt;
+         position += interval_tokens) {
+      points.push_back({position, cache::SnapshotKind::kInterval});
+    }
+  }
+  points.push_back({n_prompt, cache::SnapshotKind::kPromptEnd});
+  std::erase_if(points, [&](const StorePoint& point) {
+    return point.position <= resumed || point.position > n_prompt;
+  });
+  std::stable_sort(points.begin(), points.end(), [](const StorePoint& a, const StorePoint& b) {
+    return a.position < b.position;
+  });
+  points.erase(std::unique(points.begin(), points.end(),
+                           [](const StorePoint& a, const StorePoint& b) {
+                             return a.position == b.position;
+                           }),
+               points.end());
+  return points;
+}
+
+}  // namespace ds::engine
