@@ -124,6 +124,7 @@ int64_t SequenceState::KvRowsBytes(int64_t count) const {
 
 void SequenceState::CopyKvRows(int64_t begin, int64_t end, uint8_t* out) const {
   DS_CHECK(0 <= begin && begin <= end && end <= num_tokens_);
+  if (begin == end) return;  // `out` may be null then, and memcpy must not see it
   const size_t row_bytes = layout_.kv_row_floats * sizeof(float);
   const size_t span_bytes = (end - begin) * row_bytes;
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -143,6 +144,7 @@ Status SequenceState::AppendKvRows(std::span<const uint8_t> bytes, int64_t recor
                                 " bytes do not hold " + std::to_string(record_rows) +
                                 " rows of this layout");
   }
+  if (count == 0) return OkStatus();  // `bytes` may be empty and null
   DS_RETURN_IF_ERROR(Reserve(num_tokens_ + count));
   const size_t row_bytes = layout_.kv_row_floats * sizeof(float);
   const uint8_t* cursor = bytes.data();
@@ -243,7 +245,7 @@ Status SequenceState::Restore(std::span<const uint8_t> bytes) {
   num_tokens_ = header.num_tokens;
   const uint8_t* cursor = bytes.data() + sizeof(header);
   auto take = [&cursor](float* dst, int64_t count) {
-    std::memcpy(dst, cursor, count * sizeof(float));
+    if (count > 0) std::memcpy(dst, cursor, count * sizeof(float));
     cursor += count * sizeof(float);
   };
   for (size_t i = 0; i < layers_.size(); ++i) {
