@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command (b): build and run every test, then the sanitizer pass over the tests that read
-# untrusted bytes.
+# untrusted bytes or drive the cache index at random.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -9,7 +9,7 @@ scripts/build.sh
 tools/check_layers.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
 
-sanitized_tests=(gguf_fuzz_test state_test)
+sanitized_tests=(gguf_fuzz_test state_test cache_test)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDS_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)" --target "${sanitized_tests[@]}"
 for t in "${sanitized_tests[@]}"; do
