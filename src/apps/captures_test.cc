@@ -111,5 +111,27 @@ TEST_F(CapturesTest, MutatedBodiesNeverTakeTheServerDown) {
   EXPECT_EQ(answered, 2000);
 }
 
+using ForcedToolCallTest = ServerFixture;
+
+TEST_F(ForcedToolCallTest, Qwen35ClosesTheReasoningAndOpensTheNamedXmlCall) {
+  std::string qwen35 = ReadText(SharedDir() + "/testdata/templates/Qwen3.5-4B.jinja");
+  if (qwen35.empty()) GTEST_SKIP() << "templates not found under " << SharedDir();
+  Start("<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>", {}, qwen35);
+  const json tools = json::parse(R"([{"type": "function", "function": {"name": "read_file",
+      "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}])");
+  json res = Post("/v1/chat/completions",
+                  {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "go"}}}},
+                   {"tools", tools},
+                   {"tool_choice", {{"type", "function"}, {"function", {{"name", "read_file"}}}}}});
+  const json& message = res["choices"][0]["message"];
+  ASSERT_EQ(message["tool_calls"].size(), 1u) << res.dump();
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "read_file");
+  EXPECT_EQ(json::parse(message["tool_calls"][0]["function"]["arguments"].get<std::string>()),
+            json({{"path", "a.txt"}}));
+  EXPECT_FALSE(message.contains("reasoning_content") &&
+               !message["reasoning_content"].get<std::string>().empty())
+      << res.dump();
+}
+
 }  // namespace
 }  // namespace ds::apps

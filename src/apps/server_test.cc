@@ -61,6 +61,60 @@ TEST_F(ServerTest, StreamedToolCallArgumentsConcatenateToTheCall) {
   EXPECT_EQ(finish, "tool_calls");
 }
 
+TEST_F(ServerTest, ToolChoiceForcesACallOfTheNamedFunction) {
+  // The prompt ends with the call's opening; the model only writes the arguments.
+  Start("{\"path\": \"a.txt\"}}\n</tool_call>");
+  const json named = {{"type", "function"}, {"function", {{"name", "read_file"}}}};
+  json res = Post("/v1/chat/completions",
+                  {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "go"}}}},
+                   {"tools", kTools}, {"tool_choice", named}});
+  const json& message = res["choices"][0]["message"];
+  ASSERT_EQ(message["tool_calls"].size(), 1u) << res.dump();
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "read_file");
+  EXPECT_EQ(json::parse(message["tool_calls"][0]["function"]["arguments"].get<std::string>()),
+            json({{"path", "a.txt"}}));
+  EXPECT_EQ(res["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(res["usage"]["completion_tokens"], res["timings"]["decode_tokens"]);
+
+  std::string name, arguments;
+  for (const auto& [event, data] : PostStream(
+           "/v1/chat/completions",
+           {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "go"}}}},
+            {"tools", kTools}, {"tool_choice", named}, {"stream", true}})) {
+    if (data == "[DONE]") continue;
+    for (const json& choice : data["choices"]) {
+      if (!choice["delta"].contains("tool_calls")) continue;
+      const json& call = choice["delta"]["tool_calls"][0]["function"];
+      if (call.contains("name")) name = call["name"];
+      if (call.contains("arguments")) arguments += call["arguments"].get<std::string>();
+    }
+  }
+  EXPECT_EQ(name, "read_file");
+  EXPECT_EQ(json::parse(arguments), json({{"path", "a.txt"}}));
+
+  // Anthropic's {"type": "tool", "name": ...} forces the same call.
+  json msg = Post("/v1/messages",
+                  {{"model", "x"}, {"max_tokens", 50},
+                   {"messages", {{{"role", "user"}, {"content", "go"}}}},
+                   {"tools", {{{"name", "read_file"}, {"input_schema", {{"type", "object"}}}}}},
+                   {"tool_choice", {{"type", "tool"}, {"name", "read_file"}}}});
+  ASSERT_EQ(msg["content"].size(), 1u) << msg.dump();
+  EXPECT_EQ(msg["content"][0]["type"], "tool_use");
+  EXPECT_EQ(msg["content"][0]["input"], json({{"path", "a.txt"}}));
+  EXPECT_EQ(msg["stop_reason"], "tool_use");
+}
+
+TEST_F(ServerTest, ToolChoiceRequiredForcesSomeCall) {
+  Start("{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}\n</tool_call>");
+  json res = Post("/v1/chat/completions",
+                  {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "go"}}}},
+                   {"tools", kTools}, {"tool_choice", "required"}});
+  const json& message = res["choices"][0]["message"];
+  ASSERT_EQ(message["tool_calls"].size(), 1u) << res.dump();
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "read_file");
+  EXPECT_EQ(res["choices"][0]["finish_reason"], "tool_calls");
+}
+
 TEST_F(ServerTest, AnthropicMessageHasThinkingTextAndToolUseBlocks) {
   Start(kToolScript);
   json res = Post("/v1/messages",

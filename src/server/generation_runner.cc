@@ -11,6 +11,7 @@ GenerationRunner::GenerationRunner(const text::Tokenizer* tokenizer,
     : tokenizer_(tokenizer), request_(request), prompt_(prompt), handle_(std::move(handle)) {
   if (request_.api != api::ApiKind::kCompletions) {
     parser_ = std::make_unique<text::OutputParser>(prompt_.parser_options);
+    forced_events_ = parser_->Push(prompt_.forced_output);
   }
 }
 
@@ -74,6 +75,10 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
       handle_->StopGenerating();
     }
     std::vector<text::OutputEvent> events = Parse(released.text, stopped_by_string_);
+    if (!forced_events_.empty()) {
+      events.insert(events.begin(), forced_events_.begin(), forced_events_.end());
+      forced_events_.clear();
+    }
     if (!on_progress(released.text, events, &info)) {
       client_gone = true;
       handle_->Cancel(delivered);
@@ -88,6 +93,8 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
   if (!stopped_by_string_ && !client_gone) {
     std::string rest = stops.Push(detokenizer.Flush()).text + stops.Flush();
     std::vector<text::OutputEvent> events = Parse(rest, /*at_end=*/true);
+    events.insert(events.begin(), forced_events_.begin(), forced_events_.end());
+    forced_events_.clear();
     if (!rest.empty() || !events.empty()) on_progress(rest, events, nullptr);
   }
   if (parser_ != nullptr) output_.parsed = parser_->Result();

@@ -51,6 +51,7 @@ class GenerationRunner {
   const BuiltPrompt& prompt_;
   std::shared_ptr<engine::RequestHandle> handle_;
   std::unique_ptr<text::OutputParser> parser_;  // null for /v1/completions
+  std::vector<text::OutputEvent> forced_events_;  // from prompt.forced_output, sent first
   GenerationOutput output_;
   bool stopped_by_string_ = false;
 };

@@ -23,6 +23,25 @@ bool DemoteLateSystemMessages(api::Json* messages) {
   return changed;
 }
 
+// The start of the reply that tool_choice forces: the opening of a call (of the named function),
+// after closing the reasoning block the generation prompt opened, so the model can only go on
+// with a call. Empty when nothing is forced.
+std::string ForcedToolCallOpening(const api::ChatRequest& request, bool in_reasoning, bool xml) {
+  const api::ToolChoice& choice = request.tool_choice;
+  if (!request.tools.is_array() || request.tools.empty() ||
+      (choice.mode != api::ToolChoice::Mode::kRequired &&
+       choice.mode != api::ToolChoice::Mode::kFunction)) {
+    return "";
+  }
+  // As the templates render a turn with empty reasoning: "<think>\n\n</think>\n\n".
+  std::string text = in_reasoning ? "\n</think>\n\n<tool_call>\n" : "<tool_call>\n";
+  if (choice.mode == api::ToolChoice::Mode::kFunction) {
+    text += xml ? "<function=" + choice.function_name + ">\n"
+                : "{\"name\": " + api::Json(choice.function_name).dump() + ", \"arguments\": ";
+  }
+  return text;
+}
+
 std::string TokenText(const text::Tokenizer& tokenizer, int32_t id) {
   if (id < 0 || id >= tokenizer.num_tokens()) return "";
   return tokenizer.TokenToPiece(id, /*render_special=*/true);
@@ -74,13 +93,17 @@ StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) 
     size_t end = prompt.text.rfind("<|im_end|>");
     if (end != std::string::npos) prompt.text.resize(end);
   }
+  const bool in_reasoning = EndsWith(prompt.text, "<think>\n") || EndsWith(prompt.text, "<think>");
+  if (request.add_generation_prompt && !request.continue_final_message) {
+    prompt.forced_output = ForcedToolCallOpening(request, in_reasoning, xml_tool_calls_);
+    prompt.text += prompt.forced_output;
+  }
   prompt.ids = memo_->Encode(prompt.text, &prompt.continuity_tokens);
   prompt.messages = FindMessages(prompt.ids, *tokenizer_);
   prompt.boundary_positions =
       SnapshotBoundaries(prompt.messages, static_cast<int64_t>(prompt.ids.size()));
   text::OutputParserOptions& parser = prompt.parser_options;
-  parser.starts_in_reasoning = EndsWith(prompt.text, "<think>\n") ||
-                               EndsWith(prompt.text, "<think>");
+  parser.starts_in_reasoning = in_reasoning;
   parser.xml_tool_calls = xml_tool_calls_;
   parser.json_tool_calls = !xml_tool_calls_;
   parser.tools = request.tools;

@@ -27,6 +27,9 @@ struct BuiltPrompt {
   std::vector<PromptMessage> messages;   // chat prompts: where each message lies in `ids`
   std::vector<int64_t> boundary_positions;  // where the engine snapshots inside the prompt
   int64_t continuity_tokens = 0;  // leading ids taken from an earlier prompt or reply
+  // Text the prompt already holds of the reply: the opening of a tool call that tool_choice
+  // "required" or a named function forces. The output parser reads it before the first token.
+  std::string forced_output;
 };
 
 class PromptBuilder {
