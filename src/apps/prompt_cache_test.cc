@@ -4,6 +4,7 @@
 
 #include "apps/default_vocab.h"
 #include "server/continuity_memo.h"
+#include "server/prompt_builder.h"
 #include "server/prompt_layout.h"
 #include "server/server_metrics.h"
 #include "text/unicode.h"
@@ -187,6 +188,25 @@ TEST_F(PromptCacheTest, MissDiagnosticsShowWhereAndWhy) {
                 " restore=0.25s ttft=1.50s decode=11@20.0tok/s");
   timings.generation.cached_prompt_tokens = 0;
   EXPECT_EQ(server::RequestLogLine("r1", timings).substr(0, 22), "uid=r1 MISS(no_snapsho");
+}
+
+TEST_F(PromptCacheTest, AModelWithoutATemplateFallsBackToChatMl) {
+  text::Vocab vocab = MakeDefaultVocab(300);
+  vocab.chat_template.clear();
+  auto tokenizer = text::Tokenizer::FromVocab(std::move(vocab));
+  ASSERT_TRUE(tokenizer.ok());
+  auto builder = server::PromptBuilder::Create(tokenizer->get());
+  ASSERT_TRUE(builder.ok()) << builder.status().ToString();
+  api::ChatRequest request;
+  request.messages = api::Json::parse(R"([{"role": "system", "content": "Be brief."},
+      {"role": "user", "content": "Hi"}])");
+  auto prompt = (*builder)->Build(request);
+  ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
+  EXPECT_EQ(prompt->text,
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  ASSERT_EQ(prompt->messages.size(), 3u);
+  EXPECT_EQ(prompt->boundary_positions.front(), prompt->messages[1].begin);
 }
 
 }  // namespace

@@ -26,3 +26,12 @@ test('flag beats config file beats environment', async () => {
     await server.stop();
   }
 });
+
+test('the server listens on loopback unless told otherwise', async () => {
+  const server = await startServer();
+  try {
+    assert.match(server.log(), /listening on http:\/\/127\.0\.0\.1:\d+/);
+  } finally {
+    await server.stop();
+  }
+});

@@ -68,6 +68,23 @@ test('greedy output is the same streamed and not streamed', async () => {
   assert.equal(usage.completion_tokens, whole.usage.completion_tokens);
 });
 
+test('a seed makes sampling reproducible', async () => {
+  const body = (seed) => ({
+    model: 'm', messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 24,
+    temperature: 1.0, top_p: 1.0, seed,
+  });
+  const a = await client.chat.completions.create(body(42));
+  const b = await client.chat.completions.create(body(42));
+  assert.equal(a.choices[0].message.content, b.choices[0].message.content);
+  assert.equal(a.choices[0].message.reasoning_content, b.choices[0].message.reasoning_content);
+  const outputs = new Set();
+  for (const seed of [1, 2, 3, 4]) {
+    const r = await client.chat.completions.create(body(seed));
+    outputs.add(`${r.choices[0].message.reasoning_content}|${r.choices[0].message.content}`);
+  }
+  assert.ok(outputs.size > 1, 'other seeds sample other replies');
+});
+
 test('completions take token ids and return logprobs', async () => {
   const res = await client.completions.create({
     model: 'm', prompt: [1, 2, 3, 4], max_tokens: 4, temperature: 0, logprobs: 3,
