@@ -32,9 +32,12 @@ class ServerFixture : public ::testing::Test {
     std::vector<int32_t> script = tokenizer_->Encode(script_text, false, true);
     script.push_back(tokenizer_->vocab().eos_id);
     model_ = std::make_unique<ScriptedModel>(tokenizer_->num_tokens(), script);
+    // One prefill chunk per prompt, however long: the scripted model counts its script from the
+    // end of its first chunk.
     engine_ = std::make_unique<engine::Engine>(
         model_.get(), engine::EngineOptions{.max_parallel = 2, .context_tokens = 1 << 18,
-                                            .prefill_chunk_tokens = 4096, .threads = 1, .cache = {}});
+                                            .prefill_chunk_tokens = 1 << 18, .threads = 1,
+                                            .cache = {}});
     auto service = server::ChatService::Create(engine_.get(), tokenizer_.get());
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
