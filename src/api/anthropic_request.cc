@@ -156,7 +156,8 @@ bool IsVolatile(const std::string& text, const std::vector<std::string>& prefixe
   return false;
 }
 
-StatusOr<std::string> SystemText(const Json& body, const std::vector<std::string>& volatile_prefixes) {
+StatusOr<std::string> SystemText(const Json& body,
+                                 const std::vector<std::string>& volatile_prefixes) {
   const Json* system = FindField(body, "system");
   if (system == nullptr) return std::string();
   if (system->is_string()) return system->get<std::string>();

@@ -23,14 +23,13 @@ std::string SseEvent(std::string_view event, const Json& value) {
 
 Json TimingsJson(const engine::RequestTimings& request) {
   const engine::Timings& timings = request.generation;
-  // Only the memory tier exists so far; the disk tier reports its own share here.
   return Json{{"cached_tokens", timings.cached_prompt_tokens},
-              {"cached_tokens_by_tier", {{"memory", timings.cached_prompt_tokens}, {"disk", 0}}},
+              {"cached_tokens_by_tier", {{"memory", timings.cached_prompt_tokens}}},
               {"prompt_tokens_computed", timings.computed_prompt_tokens},
               {"cache", timings.cached_prompt_tokens > 0 ? "hit" : "miss"},
               {"cache_limit", request.cache.limit_name()},
               {"queue_ms", request.queue_s * 1e3},
-              {"restore_ms", request.restore_s * 1e3},
+              {"restore_ms", request.cache.restore_s * 1e3},
               {"prefill_ms", timings.prefill_s * 1e3},
               {"ttft_ms", request.ttft_s * 1e3},
               {"decode_tokens", timings.generated_tokens},

@@ -23,7 +23,7 @@ std::string SseEvent(std::string_view event, const Json& value);
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
 // deltaserve's own numbers, on every final response and last chunk:
-// {cached_tokens, cached_tokens_by_tier {memory, disk}, prompt_tokens_computed, cache ("hit" or
+// {cached_tokens, cached_tokens_by_tier {memory}, prompt_tokens_computed, cache ("hit" or
 //  "miss"), cache_limit (why it did not resume deeper), queue_ms, restore_ms, prefill_ms,
 //  ttft_ms, decode_tokens, decode_ms, decode_tokens_per_s, prefill_tokens_per_s}.
 // prefill_tokens_per_s counts computed tokens only; decode_tokens_per_s the decode window.

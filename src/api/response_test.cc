@@ -83,7 +83,7 @@ FinishInfo ScriptedFinish() {
   t.generated_tokens = 21;
   t.decode_s = 2.0;
   finish.timings.queue_s = 0.25;
-  finish.timings.restore_s = 0.125;
+  finish.timings.cache.restore_s = 0.125;
   finish.timings.ttft_s = 0.875;
   finish.timings.cache.limit = cache::ResumeLimit::kReachedMatch;
   return finish;
@@ -97,7 +97,7 @@ ChatRequest Request(ApiKind api) {
 }
 
 const Json kTimings = Json::parse(R"({"cached_tokens": 60,
-    "cached_tokens_by_tier": {"memory": 60, "disk": 0}, "prompt_tokens_computed": 40,
+    "cached_tokens_by_tier": {"memory": 60}, "prompt_tokens_computed": 40,
     "cache": "hit", "cache_limit": "reached_match", "queue_ms": 250.0, "restore_ms": 125.0,
     "prefill_ms": 500.0, "ttft_ms": 875.0, "decode_tokens": 21, "decode_ms": 2000.0,
     "decode_tokens_per_s": 10.0, "prefill_tokens_per_s": 80.0})");

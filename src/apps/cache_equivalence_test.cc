@@ -30,7 +30,7 @@ struct Reply {
 };
 
 Reply Generate(Engine* engine, const std::vector<int32_t>& prompt, std::vector<int64_t> boundaries,
-          int64_t max_new, int64_t cancel_after = -1) {
+               int64_t max_new, int64_t cancel_after = -1) {
   RequestOptions options;
   options.prompt = prompt;
   options.sampling.temperature = 0;
@@ -124,8 +124,8 @@ TEST_P(CacheEquivalenceTest, EveryCachedTurnMatchesAColdRun) {
       if (turn > 0 && expect_at_least > 0) {
         // The last turn's reply (or, when it was cut, its state at the cut) is where this
         // prompt resumes; dense models may resume anywhere in what is cached.
-        EXPECT_GE(t.cached_prompt_tokens, expect_at_least) << "limit "
-                                                          << hit.done.timings.cache.limit_name();
+        EXPECT_GE(t.cached_prompt_tokens, expect_at_least)
+            << "limit " << hit.done.timings.cache.limit_name();
       }
       if (action == 2) {
         // Regenerate the same prompt: its end snapshot holds no logits, so it resumes at the

@@ -89,7 +89,7 @@ TEST_F(PromptCacheTest, ContinuityNeverCutsACharacter) {
   ContinuityMemo memo(tokenizer_.get());
   const std::vector<int32_t> prompt_ids = Encode(kPrompt);
   memo.Record(kPrompt, prompt_ids, ByteIds("caf\xC3\xA9"));  // é, its two bytes as two ids
-  const std::string next = kPrompt + "caf\xC3\xA8!";  // è shares the first byte
+  const std::string next = kPrompt + "caf\xC3\xA8!";         // è shares the first byte
   int64_t reused = 0;
   const std::vector<int32_t> ids = memo.Encode(next, &reused);
   EXPECT_EQ(reused, static_cast<int64_t>(prompt_ids.size() + 3));
@@ -110,8 +110,9 @@ TEST_F(PromptCacheTest, OnlyTheNewestEntriesAreKept) {
 }
 
 TEST_F(PromptCacheTest, MessagesAndSnapshotBoundariesOfARenderedPrompt) {
-  const std::string text = kPrompt + "Hello!<|im_end|>\n<|im_start|>user\n<tool_response>\nok\n"
-                                     "</tool_response><|im_end|>\n<|im_start|>assistant\n";
+  const std::string text = kPrompt +
+                           "Hello!<|im_end|>\n<|im_start|>user\n<tool_response>\nok\n"
+                           "</tool_response><|im_end|>\n<|im_start|>assistant\n";
   const std::vector<int32_t> ids = Encode(text);
   const std::vector<PromptMessage> messages = server::FindMessages(ids, *tokenizer_);
   ASSERT_EQ(messages.size(), 5u);
@@ -120,19 +121,19 @@ TEST_F(PromptCacheTest, MessagesAndSnapshotBoundariesOfARenderedPrompt) {
   for (size_t i = 0; i < messages.size(); ++i) {
     EXPECT_EQ(messages[i].role, roles[i]);
     EXPECT_EQ(ids[messages[i].begin], start);
-    EXPECT_EQ(tokenizer_->Decode(std::span(ids).subspan(messages[i].begin,
-                                                        messages[i].content_begin -
-                                                            messages[i].begin),
-                                 true),
-              "<|im_start|>" + roles[i] + "\n");
+    EXPECT_EQ(
+        tokenizer_->Decode(std::span(ids).subspan(messages[i].begin,
+                                                  messages[i].content_begin - messages[i].begin),
+                           true),
+        "<|im_start|>" + roles[i] + "\n");
   }
   const auto n = static_cast<int64_t>(ids.size());
   EXPECT_EQ(messages.back().content_begin, n);
   // End of the system block, the first assistant turn's start, the last user message's start;
   // the generation prompt's end is the prompt's end, which the engine snapshots anyway.
-  EXPECT_EQ(server::SnapshotBoundaries(messages, n),
-            (std::vector<int64_t>{messages[1].begin, messages[2].content_begin,
-                                  messages[3].begin}));
+  EXPECT_EQ(
+      server::SnapshotBoundaries(messages, n),
+      (std::vector<int64_t>{messages[1].begin, messages[2].content_begin, messages[3].begin}));
   EXPECT_EQ(server::MessageAt(messages, 0), 0);
   EXPECT_EQ(server::MessageAt(messages, messages[2].content_begin + 1), 2);
   EXPECT_TRUE(server::FindMessages(Encode("no markup here"), *tokenizer_).empty());
@@ -180,7 +181,7 @@ TEST_F(PromptCacheTest, MissDiagnosticsShowWhereAndWhy) {
 
   timings.generation.generated_tokens = 11;
   timings.generation.decode_s = 0.5;
-  timings.restore_s = 0.25;
+  timings.cache.restore_s = 0.25;
   timings.ttft_s = 1.5;
   EXPECT_EQ(server::RequestLogLine("r1", timings),
             "uid=r1 HIT(memory) cached=" + std::to_string(timings.generation.cached_prompt_tokens) +

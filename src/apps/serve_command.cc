@@ -45,10 +45,11 @@ Status Serve(ServeFlags flags) {
                                       ? loaded.model->hparams().n_ctx_train
                                       : 8192;
   }
-  if (flags.cache_ram_mib < 0 || flags.engine.cache.block_tokens <= 0 ||
-      flags.engine.cache.snapshot_interval_tokens < 0) {
+  // 2^40 MiB is far past any machine and keeps the byte count inside int64.
+  if (flags.cache_ram_mib < 0 || flags.cache_ram_mib > (int64_t{1} << 40) ||
+      flags.engine.cache.block_tokens <= 0 || flags.engine.cache.snapshot_interval_tokens < 0) {
     return InvalidArgumentError(
-        "--cache-ram and --snapshot-interval must be >= 0 and --cache-block > 0");
+        "--cache-ram must be in [0, 2^40] MiB, --snapshot-interval >= 0 and --cache-block > 0");
   }
   flags.engine.cache.budget_bytes = flags.cache_ram_mib << 20;
   engine::Engine engine(loaded.model.get(), flags.engine);

@@ -92,7 +92,8 @@ TEST_P(StateEquivalenceTest, SnapshotRestoreContinuesBitForBit) {
     Prefill(model(), &untouched, ids, 0, 90, 90, &pool_);
     SequenceState round_trip = NewState();
     ASSERT_TRUE(round_trip.Restore(snapshot).ok());
-    std::vector<float> expected = Prefill(model(), &untouched, ids, 90, kPromptTokens, split, &pool_);
+    std::vector<float> expected =
+        Prefill(model(), &untouched, ids, 90, kPromptTokens, split, &pool_);
     std::vector<float> got = Prefill(model(), &round_trip, ids, 90, kPromptTokens, split, &pool_);
     EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * 4)) << "split " << split;
     EXPECT_EQ(round_trip.Snapshot(), untouched.Snapshot()) << "split " << split;

@@ -96,8 +96,7 @@ void MetricsRegistry::Set(const std::string& name, const MetricLabels& labels, d
   it->second.values[labels] = value;
 }
 
-void MetricsRegistry::Observe(const std::string& name, const MetricLabels& labels,
-                              double value) {
+void MetricsRegistry::Observe(const std::string& name, const MetricLabels& labels, double value) {
   std::lock_guard<std::mutex> lock(mu_);
   Family& family = Get(name, Kind::kHistogram);
   HistogramSample& sample = family.histograms[labels];

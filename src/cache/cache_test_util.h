@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <utility>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "cache/prefix_cache.h"
@@ -51,13 +51,16 @@ class FakeStore {
              int64_t block_bytes, int64_t snapshot_bytes) {
     for (const NewBlock& block : result.new_blocks) {
       const int64_t end = (block.index + 1) * block_tokens;
-      Add(block.payload, FakePayload{false, {tokens.begin(), tokens.begin() + end},
-                                     end - block_tokens, block_bytes});
+      Add(block.payload,
+          FakePayload{
+              false, {tokens.begin(), tokens.begin() + end}, end - block_tokens, block_bytes});
     }
     if (result.new_snapshot != 0) {
       const auto end = static_cast<int64_t>(tokens.size());
-      Add(result.new_snapshot, FakePayload{true, {tokens.begin(), tokens.end()},
-                                           end / block_tokens * block_tokens, snapshot_bytes});
+      Add(result.new_snapshot, FakePayload{true,
+                                           {tokens.begin(), tokens.end()},
+                                           end / block_tokens * block_tokens,
+                                           snapshot_bytes});
     }
   }
 
@@ -98,8 +101,7 @@ class FakeStore {
 };
 
 inline bool IsPrefixOf(std::span<const int32_t> prefix, std::span<const int32_t> tokens) {
-  return prefix.size() <= tokens.size() &&
-         std::equal(prefix.begin(), prefix.end(), tokens.begin());
+  return prefix.size() <= tokens.size() && std::equal(prefix.begin(), prefix.end(), tokens.begin());
 }
 
 // Fails the test unless restoring `match` yields exactly the state after tokens[0, resume).

@@ -34,18 +34,21 @@ class VictimPicker {
 
 double KindWeight(SnapshotKind kind) {
   switch (kind) {
-    case SnapshotKind::kInterval: return 0.5;
-    case SnapshotKind::kInterrupted: return 0.25;
+    case SnapshotKind::kInterval:
+      return 0.5;
+    case SnapshotKind::kInterrupted:
+      return 0.25;
     case SnapshotKind::kMessageBoundary:
     case SnapshotKind::kPromptEnd:
-    case SnapshotKind::kGenerationEnd: return 1.0;
+    case SnapshotKind::kGenerationEnd:
+      return 1.0;
   }
   return 1.0;
 }
 
 double RecordValue(int64_t saved_tokens, int64_t bytes, int64_t hits, double weight) {
-  return weight * static_cast<double>(1 + hits) * static_cast<double>(saved_tokens) *
-         kBytesPerMiB / static_cast<double>(bytes);
+  return weight * static_cast<double>(1 + hits) * static_cast<double>(saved_tokens) * kBytesPerMiB /
+         static_cast<double>(bytes);
 }
 
 int CountContinuations(const PrefixIndex& index, const SnapshotRecord& snapshot) {

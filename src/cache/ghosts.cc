@@ -20,8 +20,8 @@ void Ghosts::Add(const Hash128& node_key, int64_t end_tokens, std::span<const in
   order_.push_back(node_key);
 }
 
-bool Ghosts::AnyDeeper(const Hash128& node_key, int64_t node_begin,
-                       std::span<const int32_t> tokens, int64_t after_tokens) const {
+bool Ghosts::AnyDeeper(const Hash128& node_key, int64_t node_begin, std::span<const int32_t> tokens,
+                       int64_t after_tokens) const {
   auto it = by_node_.find(node_key);
   if (it == by_node_.end()) return false;
   const auto num_tokens = static_cast<int64_t>(tokens.size());

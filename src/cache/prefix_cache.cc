@@ -20,15 +20,13 @@ PrefixCache::PrefixCache(const CacheOptions& options)
   DS_CHECK(options_.budget_bytes > 0);
 }
 
-PrefixCache::~PrefixCache() {
-  DS_CHECK_MSG(num_leases_ == 0, "a cache lease outlived its cache");
-}
+PrefixCache::~PrefixCache() { DS_CHECK_MSG(num_leases_ == 0, "a cache lease outlived its cache"); }
 
 Match PrefixCache::Lookup(std::span<const int32_t> tokens, const LookupOptions& options) {
   DS_CHECK_MSG(!in_listener_, "the eviction listener called back into the cache");
   DS_CHECK(options.max_restore_bytes >= 0);
-  const ResumePlan plan = PlanResume(index_, ghosts_, tokens, options.max_restore_bytes,
-                                     options_.has_recurrent_state);
+  const ResumePlan plan =
+      PlanResume(index_, ghosts_, tokens, options.max_restore_bytes, options_.has_recurrent_state);
   for (int64_t k = 1; k <= plan.num_blocks; ++k) {
     Touch(plan.path[k], options_.block_tokens, /*hit=*/true);
   }
@@ -118,10 +116,10 @@ StatusOr<InsertResult> PrefixCache::Insert(std::span<const int32_t> tokens,
     UnpinAll(std::span(path).subspan(1));
     if (existing) index_.Unpin(*existing);
     counters_.inserts_refused += 1;
-    return ResourceExhaustedError(
-        "cache insert of " + std::to_string(new_bytes) + " bytes does not fit the budget of " +
-        std::to_string(options_.budget_bytes) + " bytes with " + std::to_string(pinned) +
-        " bytes pinned");
+    return ResourceExhaustedError("cache insert of " + std::to_string(new_bytes) +
+                                  " bytes does not fit the budget of " +
+                                  std::to_string(options_.budget_bytes) + " bytes with " +
+                                  std::to_string(pinned) + " bytes pinned");
   }
   AddRecords(tokens, spec, want_snapshot && !existing, &path, &result);
   const PayloadId snapshot = existing ? *existing : result.new_snapshot;

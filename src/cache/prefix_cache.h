@@ -108,11 +108,11 @@ struct EvictedRecord {
   int64_t bytes = 0;
   bool is_snapshot = false;
   SnapshotKind kind = SnapshotKind::kMessageBoundary;  // snapshots only
-  Hash128 key;           // block: H_j; snapshot: its snapshot key
-  Hash128 parent_key;    // block: H_{j-1}; snapshot: key of the block it hangs off
+  Hash128 key;                                         // block: H_j; snapshot: its snapshot key
+  Hash128 parent_key;  // block: H_{j-1}; snapshot: key of the block it hangs off
   int64_t begin_tokens = 0;
-  int64_t end_tokens = 0;               // a snapshot's position
-  std::span<const int32_t> ids;         // [begin, end); valid during the callback only
+  int64_t end_tokens = 0;        // a snapshot's position
+  std::span<const int32_t> ids;  // [begin, end); valid during the callback only
   EvictReason reason = EvictReason::kLowValue;
 };
 

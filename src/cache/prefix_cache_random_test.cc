@@ -160,7 +160,8 @@ class RandomCacheTest : public ::testing::TestWithParam<Config> {
   Hash128 KeyOf(std::span<const int32_t> tokens, int64_t num_blocks) const {
     ChainHashFn hash = GetParam().weak_hash ? WeakHash : Xxh3ChainHash;
     Hash128 key = hash(Hash128{}, {}, kSeed);
-    for (int64_t j = 0; j < num_blocks; ++j) key = hash(key, tokens.subspan(j * kBlock, kBlock), kSeed);
+    for (int64_t j = 0; j < num_blocks; ++j)
+      key = hash(key, tokens.subspan(j * kBlock, kBlock), kSeed);
     return key;
   }
 
@@ -234,14 +235,16 @@ class RandomCacheTest : public ::testing::TestWithParam<Config> {
     match.lease.Release();  // the restore has copied the payloads
     const auto n = static_cast<int64_t>(tokens.size());
     if (match.resume_tokens + 1 < n && Random(0, 1) == 0) {
-      const int64_t middle = Random(static_cast<int>(match.resume_tokens) + 1, static_cast<int>(n) - 1);
+      const int64_t middle =
+          Random(static_cast<int>(match.resume_tokens) + 1, static_cast<int>(n) - 1);
       InsertAndCheck(Tokens(tokens.begin(), tokens.begin() + middle), Random(0, 1) == 0);
     }
     InsertAndCheck(tokens, Random(0, 2) != 0);
   }
 
   Tokens& PickConversation() {
-    if (conversations_.empty() || (conversations_.size() < kMaxConversations && Random(0, 9) == 0)) {
+    if (conversations_.empty() ||
+        (conversations_.size() < kMaxConversations && Random(0, 9) == 0)) {
       conversations_.push_back({});
     }
     return conversations_[Random(0, static_cast<int>(conversations_.size()) - 1)];

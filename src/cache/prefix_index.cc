@@ -77,8 +77,8 @@ PayloadId PrefixIndex::AddBlock(PayloadId parent, const Hash128& key, std::span<
   return id;
 }
 
-PayloadId PrefixIndex::AddSnapshot(PayloadId node, std::span<const int32_t> tail,
-                                   SnapshotKind kind, int64_t bytes) {
+PayloadId PrefixIndex::AddSnapshot(PayloadId node, std::span<const int32_t> tail, SnapshotKind kind,
+                                   int64_t bytes) {
   DS_CHECK(static_cast<int64_t>(tail.size()) < block_tokens_);
   DS_CHECK(bytes > 0);
   DS_CHECK(!FindSnapshot(node, tail).has_value());

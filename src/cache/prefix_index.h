@@ -28,10 +28,10 @@ namespace ds::cache {
 
 // Bookkeeping shared by blocks and snapshots.
 struct RecordMeta {
-  int64_t bytes = 0;     // declared payload size
-  int32_t pins = 0;      // leases and in-progress inserts holding it
-  int64_t hits = 0;      // lookups that resumed through it
-  double priority = 0;   // GDSF priority; lower is evicted first (eviction.h)
+  int64_t bytes = 0;    // declared payload size
+  int32_t pins = 0;     // leases and in-progress inserts holding it
+  int64_t hits = 0;     // lookups that resumed through it
+  double priority = 0;  // GDSF priority; lower is evicted first (eviction.h)
 };
 
 struct BlockNode {

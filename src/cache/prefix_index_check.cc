@@ -58,9 +58,9 @@ void PrefixIndex::CheckInvariants() const {
     const BlockNode& node = Get(blocks_, record.node);
     DS_CHECK_MSG(Contains(node.snapshots, id), "node does not list the snapshot");
     DS_CHECK_MSG(static_cast<int64_t>(record.tail.size()) < block_tokens_, "tail too long");
-    DS_CHECK_MSG(record.position == node.depth * block_tokens_ +
-                                        static_cast<int64_t>(record.tail.size()),
-                 "snapshot position does not match its node and tail");
+    DS_CHECK_MSG(
+        record.position == node.depth * block_tokens_ + static_cast<int64_t>(record.tail.size()),
+        "snapshot position does not match its node and tail");
     DS_CHECK_MSG(record.meta.pins == 0 || record.node == kRootId || node.meta.pins > 0,
                  "pinned snapshot under an unpinned block");
     used += record.meta.bytes;

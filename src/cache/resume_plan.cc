@@ -31,7 +31,8 @@ Extension ExtendPastPath(const PrefixIndex& index, PayloadId node_id,
     const bool longer = common > best.tokens || best.record == 0;
     const bool explains = common == best.tokens && best.next_cached == kNoToken;
     if (longer || explains) {
-      const size_t end = std::min(ids.size(), static_cast<size_t>(common + kDivergenceWindowTokens));
+      const size_t end =
+          std::min(ids.size(), static_cast<size_t>(common + kDivergenceWindowTokens));
       best = Extension{common, id, next, {ids.begin() + common, ids.begin() + end}};
     }
   };
@@ -112,9 +113,8 @@ Choice ChooseKvPrefix(const PrefixIndex& index, std::span<const int32_t> tokens,
   }
 }
 
-ResumeLimit Explain(const PrefixIndex& index, const Ghosts& ghosts,
-                    std::span<const int32_t> tokens, const Choice& choice,
-                    const ResumePlan& plan) {
+ResumeLimit Explain(const PrefixIndex& index, const Ghosts& ghosts, std::span<const int32_t> tokens,
+                    const Choice& choice, const ResumePlan& plan) {
   const auto num_tokens = static_cast<int64_t>(tokens.size());
   const int64_t r = plan.resume_tokens;
   if (num_tokens > 0 && r == num_tokens - 1) return ResumeLimit::kReachedMatch;
@@ -144,8 +144,7 @@ std::vector<ResumeCandidate> SnapshotsOnPath(const PrefixIndex& index,
     const int64_t begin = static_cast<int64_t>(k) * block;
     for (PayloadId id : index.block(path[k]).snapshots) {
       const SnapshotRecord& record = index.snapshot(id);
-      if (record.position > max_position ||
-          record.position > static_cast<int64_t>(tokens.size())) {
+      if (record.position > max_position || record.position > static_cast<int64_t>(tokens.size())) {
         continue;
       }
       std::span<const int32_t> here = tokens.subspan(begin, record.tail.size());
@@ -155,10 +154,9 @@ std::vector<ResumeCandidate> SnapshotsOnPath(const PrefixIndex& index,
     }
   }
   // Path nodes come in depth order; within a node, order by position.
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const ResumeCandidate& a, const ResumeCandidate& b) {
-                     return a.position < b.position;
-                   });
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const ResumeCandidate& a, const ResumeCandidate& b) { return a.position < b.position; });
   return candidates;
 }
 
@@ -168,17 +166,15 @@ ResumePlan PlanResume(const PrefixIndex& index, const Ghosts& ghosts,
   ResumePlan plan;
   plan.path = index.WalkBlocks(tokens).path;
   const int64_t matched = (static_cast<int64_t>(plan.path.size()) - 1) * index.block_tokens();
-  const Extension extension =
-      ExtendPastPath(index, plan.path.back(), tokens.subspan(matched));
+  const Extension extension = ExtendPastPath(index, plan.path.back(), tokens.subspan(matched));
   plan.longest_match_tokens = matched + extension.tokens;
   if (plan.longest_match_tokens < static_cast<int64_t>(tokens.size())) {
     plan.cached_token_at_divergence = extension.next_cached;
     plan.cached_window = extension.window;
   }
-  const Choice choice =
-      has_recurrent_state
-          ? ChooseSnapshot(index, tokens, max_restore_bytes, &plan)
-          : ChooseKvPrefix(index, tokens, extension, max_restore_bytes, &plan);
+  const Choice choice = has_recurrent_state
+                            ? ChooseSnapshot(index, tokens, max_restore_bytes, &plan)
+                            : ChooseKvPrefix(index, tokens, extension, max_restore_bytes, &plan);
   plan.limit = Explain(index, ghosts, tokens, choice, plan);
   return plan;
 }

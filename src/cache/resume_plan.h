@@ -32,8 +32,7 @@ struct ResumeCandidate {
 // <= max_position, by ascending position.
 std::vector<ResumeCandidate> SnapshotsOnPath(const PrefixIndex& index,
                                              std::span<const PayloadId> path,
-                                             std::span<const int32_t> tokens,
-                                             int64_t max_position);
+                                             std::span<const int32_t> tokens, int64_t max_position);
 
 struct ResumePlan {
   std::vector<PayloadId> path;  // verified walk, root first

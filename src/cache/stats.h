@@ -18,8 +18,8 @@ struct CacheStats {
   std::array<int64_t, kNumSnapshotKinds> snapshot_bytes{};  // by SnapshotKind
 
   int64_t lookups = 0;
-  int64_t hits = 0;            // lookups resuming past token 0
-  int64_t resumed_tokens = 0;  // sum of resume positions
+  int64_t hits = 0;                                          // lookups resuming past token 0
+  int64_t resumed_tokens = 0;                                // sum of resume positions
   std::array<int64_t, kNumResumeLimits> lookups_by_limit{};  // by ResumeLimit
 
   int64_t inserts = 0;
@@ -27,7 +27,7 @@ struct CacheStats {
   int64_t hash_collisions = 0;  // inserts stopped at a key held by other ids
   std::array<int64_t, kNumEvictReasons> evictions{};      // records, by EvictReason
   std::array<int64_t, kNumEvictReasons> evicted_bytes{};  // by EvictReason
-  int64_t ghosts = 0;           // evicted records remembered for miss diagnostics
+  int64_t ghosts = 0;  // evicted records remembered for miss diagnostics
 };
 
 }  // namespace ds::cache

@@ -31,8 +31,7 @@ struct Hash128Hasher {
 // Chain hash step: H_i = f(H_{i-1}, ids of block i, seed). Must be deterministic across runs so
 // keys survive restarts (a disk tier stores them). Tests pass a weak one to force collisions;
 // the cache compares token ids anyway and never trusts a hash alone.
-using ChainHashFn = Hash128 (*)(const Hash128& parent, std::span<const int32_t> ids,
-                                uint64_t seed);
+using ChainHashFn = Hash128 (*)(const Hash128& parent, std::span<const int32_t> ids, uint64_t seed);
 
 // Why a snapshot was taken; weighs its value in eviction (see eviction.h).
 enum class SnapshotKind : uint8_t {
@@ -56,12 +55,12 @@ const char* EvictReasonName(EvictReason reason);
 
 // Why a lookup resumes where it does (Match::limit).
 enum class ResumeLimit : uint8_t {
-  kNothingCached,   // no cached record shares even the first token
-  kReachedMatch,    // resumes at min(longest match, tokens - 1): nothing better was possible
-  kNoSnapshot,      // hybrid: matched tokens past the resume point carry no snapshot
-  kSnapshotAtEnd,   // the deeper snapshot sits at tokens.size(); one token must be computed
-  kEvicted,         // a deeper record of this prefix was evicted (remembered for diagnostics)
-  kRestoreGuard,    // a deeper resume point needs more than LookupOptions::max_restore_bytes
+  kNothingCached,  // no cached record shares even the first token
+  kReachedMatch,   // resumes at min(longest match, tokens - 1): nothing better was possible
+  kNoSnapshot,     // hybrid: matched tokens past the resume point carry no snapshot
+  kSnapshotAtEnd,  // the deeper snapshot sits at tokens.size(); one token must be computed
+  kEvicted,        // a deeper record of this prefix was evicted (remembered for diagnostics)
+  kRestoreGuard,   // a deeper resume point needs more than LookupOptions::max_restore_bytes
 };
 inline constexpr int kNumResumeLimits = 6;
 const char* ResumeLimitName(ResumeLimit limit);

@@ -8,11 +8,10 @@
 namespace ds::engine {
 
 struct RequestTimings {
-  double queue_s = 0;    // arrival to admission into a sequence
-  double restore_s = 0;  // cache lookup and copy into the sequence
-  double ttft_s = 0;     // arrival to the first generated token: queue + restore + prefill
-  Timings generation;    // prompt, cached and computed tokens, prefill and decode times
-  CacheLookup cache;     // what the prefix cache restored, and why not more
+  double queue_s = 0;  // arrival to admission into a sequence
+  double ttft_s = 0;   // arrival to the first generated token: queue + restore + prefill
+  Timings generation;  // prompt, cached and computed tokens, prefill and decode times
+  CacheLookup cache;   // what the prefix cache restored, and why not more
 };
 
 }  // namespace ds::engine

@@ -46,10 +46,14 @@ void RequestHandle::PushDone(DoneEvent done) {
 // notices a gone client a few tokens late). Every kRecentStateStride-th position is kept, which
 // bounds the copying to 1/kRecentStateStride of a snapshot per token and reaches back
 // kRecentStates * kRecentStateStride positions.
+namespace {
+
 constexpr int64_t kRecentStates = 4;
 constexpr int64_t kRecentStateStride = 4;
 
-struct RecentState {
+}  // namespace
+
+struct Engine::RecentState {
   int64_t position = -1;
   std::vector<uint8_t> recurrent;  // SequenceState::Snapshot(kRecurrentOnly) at `position`
 };
@@ -168,7 +172,6 @@ void Engine::Start(Slot* slot) {
   int64_t resumed = 0;
   if (cache_ != nullptr) {
     slot->timings.cache = cache_->Restore(prompt, &slot->state);
-    slot->timings.restore_s = slot->timings.cache.restore_s;
     resumed = slot->timings.cache.resumed_tokens;
   } else {
     slot->state.Clear();
@@ -204,10 +207,7 @@ void Engine::StoreFinalState(Slot* slot) {
   const auto n_prompt = static_cast<int64_t>(slot->options.prompt.size());
   if (reached <= slot->timings.cache.resumed_tokens) return;
   if (!slot->handle->client_gone()) {
-    const bool cut_in_prefill = reached < n_prompt;
-    cache_->Store(slot->history, slot->state,
-                  cut_in_prefill ? cache::SnapshotKind::kInterrupted
-                                 : cache::SnapshotKind::kGenerationEnd);
+    cache_->Store(slot->history, slot->state, cache::SnapshotKind::kGenerationEnd);
     return;
   }
   // At or just before the end of the tokens the client received, when such a state is at hand.
@@ -224,7 +224,7 @@ void Engine::StoreFinalState(Slot* slot) {
     }
     return;
   }
-  const RecentState* best = nullptr;
+  const Engine::RecentState* best = nullptr;
   for (const RecentState& recent : slot->recent_states) {
     if (recent.position > slot->timings.cache.resumed_tokens && recent.position <= target &&
         (best == nullptr || recent.position > best->position)) {
@@ -293,7 +293,8 @@ bool Engine::Step(Slot* slot) {
   int32_t id = slot->sampler->Sample(logits_, slot->history, slot->generated);
   TokenEvent event;
   event.id = id;
-  std::vector<TokenLogprob> top = TopLogprobs(logits_, std::max<int64_t>(1, slot->options.top_logprobs));
+  std::vector<TokenLogprob> top =
+      TopLogprobs(logits_, std::max<int64_t>(1, slot->options.top_logprobs));
   float log_norm = top.front().logprob - logits_[top.front().id];
   event.logprob = logits_[id] + log_norm;
   if (slot->options.top_logprobs > 0) event.top = std::move(top);

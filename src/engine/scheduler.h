@@ -120,6 +120,7 @@ class Engine {
 
  private:
   struct Slot;
+  struct RecentState;
   void Loop();
   void Admit();
   // Restores the slot's prompt from the cache and plans where its prefill stops to snapshot.

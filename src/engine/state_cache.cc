@@ -15,7 +15,6 @@ cache::CacheOptions CoreOptions(const StateCacheOptions& options, bool has_recur
   core.block_tokens = options.block_tokens;
   core.budget_bytes = options.budget_bytes;
   core.has_recurrent_state = has_recurrent_state;
-  core.model_seed = options.model_seed;
   return core;
 }
 
@@ -27,7 +26,8 @@ bool HasRecurrentLayers(const state::StateLayout& layout) {
 }  // namespace
 
 StateCache::StateCache(const StateCacheOptions& options, const state::StateLayout& layout)
-    : options_(options), has_recurrent_state_(HasRecurrentLayers(layout)),
+    : options_(options),
+      has_recurrent_state_(HasRecurrentLayers(layout)),
       cache_(CoreOptions(options, has_recurrent_state_)) {
   cache_.SetEvictionListener(
       [this](const cache::EvictedRecord& record) { payloads_.erase(record.payload); });
@@ -99,7 +99,8 @@ void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceS
   const int64_t tail_rows = position % block;
   const auto recurrent_bytes = static_cast<int64_t>(has_recurrent_state_ ? recurrent.size() : 0);
   cache::InsertSpec spec;
-  spec.block_bytes = state.KvRowsBytes(block);
+  // A model without attention layers has empty KV blocks; the core counts them as one byte.
+  spec.block_bytes = std::max<int64_t>(1, state.KvRowsBytes(block));
   // A dense snapshot aligned to a block holds nothing; the core then stores none.
   spec.snapshot = cache::SnapshotSpec{
       kind, std::max<int64_t>(1, state.KvRowsBytes(tail_rows) + recurrent_bytes)};
@@ -110,12 +111,14 @@ void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceS
     return;
   }
   for (const cache::NewBlock& added : inserted->new_blocks) {
-    std::vector<uint8_t> bytes(spec.block_bytes);
+    std::vector<uint8_t> bytes(state.KvRowsBytes(block));
     state.CopyKvRows(added.index * block, (added.index + 1) * block, bytes.data());
     payloads_[added.payload] = std::move(bytes);
   }
   if (inserted->new_snapshot != 0) {
-    std::vector<uint8_t> bytes(state.KvRowsBytes(tail_rows));
+    std::vector<uint8_t> bytes;
+    bytes.reserve(state.KvRowsBytes(tail_rows) + recurrent_bytes);
+    bytes.resize(state.KvRowsBytes(tail_rows));
     state.CopyKvRows(position - tail_rows, position, bytes.data());
     if (has_recurrent_state_) bytes.insert(bytes.end(), recurrent.begin(), recurrent.end());
     payloads_[inserted->new_snapshot] = std::move(bytes);

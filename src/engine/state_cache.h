@@ -27,7 +27,6 @@ struct StateCacheOptions {
   // Hybrid models: also snapshot at every multiple of this many tokens inside a prefill, so a
   // prompt that diverges inside a long new segment still resumes near it. 0: never.
   int64_t snapshot_interval_tokens = 4096;
-  uint64_t model_seed = 0;  // folded into every key
 };
 
 // What a lookup found and restored, for timings, logs and metrics.
@@ -62,8 +61,8 @@ class StateCache {
   // The same at an earlier `position`: KV rows from `state`, and for hybrid models the recurrent
   // slots `recurrent` taken when the state was at `position` (Snapshot(kRecurrentOnly)).
   // REQUIRES: 0 < position <= state.num_tokens().
-  void StoreAt(std::span<const int32_t> tokens, const state::SequenceState& state,
-               int64_t position, std::span<const uint8_t> recurrent, cache::SnapshotKind kind);
+  void StoreAt(std::span<const int32_t> tokens, const state::SequenceState& state, int64_t position,
+               std::span<const uint8_t> recurrent, cache::SnapshotKind kind);
 
   cache::CacheStats stats() const;
 

@@ -20,6 +20,8 @@ class FlushDenormalsScope {
 
  private:
   unsigned saved_;
+#else
+  FlushDenormalsScope() = default;
 #endif
  public:
   FlushDenormalsScope(const FlushDenormalsScope&) = delete;

@@ -83,6 +83,8 @@ void ChatService::Finished(const StartedRequest& started, const GenerationOutput
                             : "ok";
   metrics_.RecordRequest(started.request.api, outcome, timings);
   DS_LOG_INFO("{}", RequestLogLine(started.id, timings));
+  DS_LOG_DEBUG("uid={} continuity: {} leading ids taken from an earlier prompt or reply",
+               started.id, started.prompt.continuity_tokens);
   std::string miss = MissDiagnostics(started.id, started.prompt, timings, *tokenizer_);
   if (!miss.empty()) DS_LOG_INFO("{}", miss);
 }

@@ -61,10 +61,12 @@ std::vector<int32_t> ContinuityMemo::Encode(std::string_view text, int64_t* reus
         best_entry = &*it;
       }
     }
-    if (best_entry != nullptr) ids.assign(best_entry->ids.begin(), best_entry->ids.begin() + best.ids);
+    if (best_entry != nullptr)
+      ids.assign(best_entry->ids.begin(), best_entry->ids.begin() + best.ids);
   }
   if (reused_tokens != nullptr) *reused_tokens = static_cast<int64_t>(ids.size());
-  if (best.chars == 0) return tokenizer_->Encode(text, /*add_special=*/true, /*parse_special=*/true);
+  if (best.chars == 0)
+    return tokenizer_->Encode(text, /*add_special=*/true, /*parse_special=*/true);
   std::vector<int32_t> rest = tokenizer_->Encode(text.substr(best.chars), /*add_special=*/false,
                                                  /*parse_special=*/true);
   ids.insert(ids.end(), rest.begin(), rest.end());

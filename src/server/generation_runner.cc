@@ -63,6 +63,7 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
   engine::DoneEvent done;
   bool client_gone = false;
   int64_t delivered = 0;  // tokens whose text the client took
+  int64_t held = 0;       // later tokens whose text is still held back (UTF-8, stop strings)
   while (handle_->Next(&token, &done)) {
     output_.generated_ids.push_back(token.id);
     if (stopped_by_string_ || client_gone) continue;  // draining what was already produced
@@ -82,8 +83,11 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
     if (!on_progress(released.text, events, &info)) {
       client_gone = true;
       handle_->Cancel(delivered);
+    } else if (released.text.empty()) {
+      ++held;
     } else {
-      ++delivered;
+      delivered += held + 1;
+      held = 0;
     }
   }
   std::string stop_sequence = output_.finish.stop_sequence;

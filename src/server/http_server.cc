@@ -63,12 +63,7 @@ void HttpServer::RegisterRoutes() {
     SendJson(res, 200, body);
   });
   auto models = [this](const httplib::Request& req, httplib::Response& res) {
-    if (!options_.api_key.empty() && PresentedKey(req) != options_.api_key) {
-      api::HttpError error = api::AuthenticationError(api::ApiKind::kChatCompletions,
-                                                      "invalid or missing API key");
-      SendJson(res, error.status, error.body);
-      return;
-    }
+    if (!Authorized(api::ApiKind::kChatCompletions, req, res)) return;
     auto now = std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
@@ -78,12 +73,7 @@ void HttpServer::RegisterRoutes() {
   http_->Get("/models", models);
   // The cache holds users' conversations; its metrics are behind the key too.
   http_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!options_.api_key.empty() && PresentedKey(req) != options_.api_key) {
-      api::HttpError error = api::AuthenticationError(api::ApiKind::kChatCompletions,
-                                                      "invalid or missing API key");
-      SendJson(res, error.status, error.body);
-      return;
-    }
+    if (!Authorized(api::ApiKind::kChatCompletions, req, res)) return;
     res.set_content(service_->metrics().Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
 
@@ -112,17 +102,22 @@ void HttpServer::RegisterRoutes() {
     std::string message = res.status == 404   ? "no route for " + req.method + " " + req.path
                           : res.status == 413 ? "the request body is larger than the limit"
                                               : "the request could not be read";
-    SendJson(res, res.status, {{"error", {{"message", message}, {"type", "invalid_request_error"}}}});
+    SendJson(res, res.status,
+             {{"error", {{"message", message}, {"type", "invalid_request_error"}}}});
   });
+}
+
+bool HttpServer::Authorized(api::ApiKind kind, const httplib::Request& req,
+                            httplib::Response& res) const {
+  if (options_.api_key.empty() || PresentedKey(req) == options_.api_key) return true;
+  api::HttpError error = api::AuthenticationError(kind, "invalid or missing API key");
+  SendJson(res, error.status, error.body);
+  return false;
 }
 
 void HttpServer::HandleApi(api::ApiKind kind, const httplib::Request& req,
                            httplib::Response& res) {
-  if (!options_.api_key.empty() && PresentedKey(req) != options_.api_key) {
-    api::HttpError error = api::AuthenticationError(kind, "invalid or missing API key");
-    SendJson(res, error.status, error.body);
-    return;
-  }
+  if (!Authorized(kind, req, res)) return;
   StatusOr<api::Json> parsed = ParseBody(req.body);
   if (!parsed.ok()) return SendError(res, kind, parsed.status());
   const api::Json& body = *parsed;

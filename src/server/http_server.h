@@ -44,6 +44,9 @@ class HttpServer {
  private:
   void RegisterRoutes();
   void HandleApi(api::ApiKind kind, const httplib::Request& req, httplib::Response& res);
+  // True when no key is configured or the request presents it; else answers 401 in the shape
+  // of `kind`.
+  bool Authorized(api::ApiKind kind, const httplib::Request& req, httplib::Response& res) const;
 
   ServerOptions options_;
   ChatService* service_;

@@ -26,7 +26,8 @@ bool DemoteLateSystemMessages(api::Json* messages) {
 // The start of the reply that tool_choice forces: the opening of a call (of the named function),
 // after closing the reasoning block the generation prompt opened, so the model can only go on
 // with a call. Empty when nothing is forced.
-std::string ForcedToolCallOpening(const api::ChatRequest& request, bool in_reasoning, bool xml) {
+std::string ForcedToolCallOpening(const api::ChatRequest& request, bool in_reasoning,
+                                  bool think_newline, bool xml) {
   const api::ToolChoice& choice = request.tool_choice;
   if (!request.tools.is_array() || request.tools.empty() ||
       (choice.mode != api::ToolChoice::Mode::kRequired &&
@@ -34,7 +35,8 @@ std::string ForcedToolCallOpening(const api::ChatRequest& request, bool in_reaso
     return "";
   }
   // As the templates render a turn with empty reasoning: "<think>\n\n</think>\n\n".
-  std::string text = in_reasoning ? "\n</think>\n\n<tool_call>\n" : "<tool_call>\n";
+  std::string text = "<tool_call>\n";
+  if (in_reasoning) text = (think_newline ? "\n</think>\n\n" : "\n\n</think>\n\n") + text;
   if (choice.mode == api::ToolChoice::Mode::kFunction) {
     text += xml ? "<function=" + choice.function_name + ">\n"
                 : "{\"name\": " + api::Json(choice.function_name).dump() + ", \"arguments\": ";
@@ -93,9 +95,11 @@ StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) 
     size_t end = prompt.text.rfind("<|im_end|>");
     if (end != std::string::npos) prompt.text.resize(end);
   }
-  const bool in_reasoning = EndsWith(prompt.text, "<think>\n") || EndsWith(prompt.text, "<think>");
+  const bool think_newline = EndsWith(prompt.text, "<think>\n");
+  const bool in_reasoning = think_newline || EndsWith(prompt.text, "<think>");
   if (request.add_generation_prompt && !request.continue_final_message) {
-    prompt.forced_output = ForcedToolCallOpening(request, in_reasoning, xml_tool_calls_);
+    prompt.forced_output =
+        ForcedToolCallOpening(request, in_reasoning, think_newline, xml_tool_calls_);
     prompt.text += prompt.forced_output;
   }
   prompt.ids = memo_->Encode(prompt.text, &prompt.continuity_tokens);

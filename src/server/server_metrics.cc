@@ -13,11 +13,16 @@ constexpr int64_t kWindowAfter = 12;
 
 const char* ApiName(api::ApiKind api) {
   switch (api) {
-    case api::ApiKind::kChatCompletions: return "chat_completions";
-    case api::ApiKind::kCompletions: return "completions";
-    case api::ApiKind::kResponses: return "responses";
-    case api::ApiKind::kAnthropicMessages: return "messages";
-    case api::ApiKind::kAnthropicCountTokens: return "count_tokens";
+    case api::ApiKind::kChatCompletions:
+      return "chat_completions";
+    case api::ApiKind::kCompletions:
+      return "completions";
+    case api::ApiKind::kResponses:
+      return "responses";
+    case api::ApiKind::kAnthropicMessages:
+      return "messages";
+    case api::ApiKind::kAnthropicCountTokens:
+      return "count_tokens";
   }
   return "unknown";
 }
@@ -113,15 +118,16 @@ void ServerMetrics::RefreshGauges(MetricsRegistry* r) const {
   r->Set("deltaserve_cache_budget_bytes", {{"tier", kTier}}, static_cast<double>(s.budget_bytes));
   r->Set("deltaserve_cache_blocks", {{"tier", kTier}}, static_cast<double>(s.num_blocks));
   for (int k = 0; k < cache::kNumSnapshotKinds; ++k) {
-    const MetricLabels labels{{"tier", kTier},
-                              {"kind", cache::SnapshotKindName(static_cast<cache::SnapshotKind>(k))}};
+    const MetricLabels labels{
+        {"tier", kTier}, {"kind", cache::SnapshotKindName(static_cast<cache::SnapshotKind>(k))}};
     r->Set("deltaserve_cache_snapshots", labels, static_cast<double>(s.num_snapshots[k]));
     r->Set("deltaserve_cache_snapshot_bytes", labels, static_cast<double>(s.snapshot_bytes[k]));
   }
   for (int k = 0; k < cache::kNumEvictReasons; ++k) {
-    r->Set("deltaserve_cache_evictions_total",
-           {{"tier", kTier}, {"reason", cache::EvictReasonName(static_cast<cache::EvictReason>(k))}},
-           static_cast<double>(s.evictions[k]));
+    r->Set(
+        "deltaserve_cache_evictions_total",
+        {{"tier", kTier}, {"reason", cache::EvictReasonName(static_cast<cache::EvictReason>(k))}},
+        static_cast<double>(s.evictions[k]));
   }
 }
 
@@ -131,12 +137,11 @@ std::string RequestLogLine(const std::string& uid, const engine::RequestTimings&
                                   ? std::string("HIT(") + kTier + ")"
                                   : std::string("MISS(") + timings.cache.limit_name() + ")";
   char buf[256];
-  std::snprintf(buf, sizeof(buf),
-                " cached=%lld prefill=%lld restore=%.2fs ttft=%.2fs decode=%lld@%.1ftok/s",
-                static_cast<long long>(t.cached_prompt_tokens),
-                static_cast<long long>(t.computed_prompt_tokens), timings.restore_s,
-                timings.ttft_s, static_cast<long long>(t.generated_tokens),
-                t.decode_tokens_per_s());
+  std::snprintf(
+      buf, sizeof(buf), " cached=%lld prefill=%lld restore=%.2fs ttft=%.2fs decode=%lld@%.1ftok/s",
+      static_cast<long long>(t.cached_prompt_tokens),
+      static_cast<long long>(t.computed_prompt_tokens), timings.cache.restore_s, timings.ttft_s,
+      static_cast<long long>(t.generated_tokens), t.decode_tokens_per_s());
   return "uid=" + uid + " " + outcome + buf;
 }
 
@@ -146,12 +151,13 @@ std::string MissDiagnostics(const std::string& uid, const BuiltPrompt& prompt,
   const engine::CacheLookup& lookup = timings.cache;
   const int64_t reused = timings.generation.cached_prompt_tokens;
   const int64_t matched = lookup.longest_match_tokens;
-  if (matched <= reused) return "";
   std::span<const int32_t> ids = prompt.ids;
   const auto num_tokens = static_cast<int64_t>(ids.size());
+  // The last prompt token is always computed: its logits start the reply.
+  if (reused >= std::min(matched, num_tokens - 1)) return "";
   std::string line = "uid=" + uid + " reused " + std::to_string(reused) + " of " +
-                     std::to_string(matched) + " cached matching tokens (" +
-                     lookup.limit_name() + ")";
+                     std::to_string(matched) + " cached matching tokens (" + lookup.limit_name() +
+                     ")";
   if (matched >= num_tokens) {
     return line + ": the whole prompt of " + std::to_string(num_tokens) +
            " tokens is cached, but no snapshot lies between " + std::to_string(reused) +
@@ -164,7 +170,8 @@ std::string MissDiagnostics(const std::string& uid, const BuiltPrompt& prompt,
   }
   const int64_t begin = std::max<int64_t>(0, matched - kWindowBefore);
   std::span<const int32_t> before = ids.subspan(begin, matched - begin);
-  std::span<const int32_t> after = ids.subspan(matched, std::min(kWindowAfter, num_tokens - matched));
+  std::span<const int32_t> after =
+      ids.subspan(matched, std::min(kWindowAfter, num_tokens - matched));
   return line + ": request " + Window(tokenizer, before, after) + " cached " +
          Window(tokenizer, before, lookup.cached_window);
 }

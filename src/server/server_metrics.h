@@ -19,10 +19,8 @@ class ServerMetrics {
   explicit ServerMetrics(const engine::Engine* engine);
 
   // Counts one finished request; `outcome` is "ok", "error" or "cancelled".
-  void RecordRequest(api::ApiKind api, const char* outcome,
-                     const engine::RequestTimings& timings);
+  void RecordRequest(api::ApiKind api, const char* outcome, const engine::RequestTimings& timings);
   std::string Render() { return registry_.Render(); }
-  MetricsRegistry& registry() { return registry_; }
 
  private:
   void RefreshGauges(MetricsRegistry* registry) const;
@@ -35,11 +33,12 @@ class ServerMetrics {
 // decode=412@31.2tok/s`; a miss reads MISS(reason).
 std::string RequestLogLine(const std::string& uid, const engine::RequestTimings& timings);
 
-// Empty unless the request reused less than the longest cached prefix it shares: then where it
-// diverged (token index, the message and role holding it) and a short decoded window of the
-// request and of the cached sequence there, e.g.
-// `uid=... diverged at token 5012 of 5400 in message 7 (assistant): request "…ab⟨cd…" cached
-// "…ab⟨xy…"`.
+// Empty unless the request reused less than the longest cached prefix it shares (short of the
+// last token, which is always computed): then why, where it diverged (token index, the rendered
+// message and role holding it) and a decoded window of the request and of the cached sequence
+// there, the divergence marked by "|", e.g. `uid=r1 reused 77 of 78 cached matching tokens
+// (no_snapshot); diverged at token 78 of 133 in message 2 (assistant): request "…nie|g read…"
+// cached "…nie|ly…"`.
 std::string MissDiagnostics(const std::string& uid, const BuiltPrompt& prompt,
                             const engine::RequestTimings& timings,
                             const text::Tokenizer& tokenizer);
