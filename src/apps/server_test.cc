@@ -115,6 +115,44 @@ TEST_F(ServerTest, ToolChoiceRequiredForcesSomeCall) {
   EXPECT_EQ(res["choices"][0]["finish_reason"], "tool_calls");
 }
 
+TEST_F(ServerTest, ToolChoiceNoneLeavesCallMarkupAsContent) {
+  Start("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {}}\n</tool_call>");
+  json res = Post("/v1/chat/completions",
+                  {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "go"}}}},
+                   {"tools", kTools}, {"tool_choice", "none"}});
+  const json& message = res["choices"][0]["message"];
+  EXPECT_FALSE(message.contains("tool_calls")) << res.dump();
+  EXPECT_NE(message["content"].get<std::string>().find("<tool_call>"), std::string::npos);
+  EXPECT_EQ(res["choices"][0]["finish_reason"], "stop");
+}
+
+TEST_F(ServerTest, ANamedToolChoiceMustNameADeclaredTool) {
+  Start("x");
+  json res = Post("/v1/chat/completions",
+                  {{"model", "x"}, {"messages", {{{"role", "user"}, {"content", "go"}}}},
+                   {"tools", kTools},
+                   {"tool_choice", {{"type", "function"}, {"function", {{"name", "nope"}}}}}},
+                  400);
+  EXPECT_NE(res["error"]["message"].get<std::string>().find("'nope'"), std::string::npos);
+}
+
+TEST_F(ServerTest, ParallelCallsOffEndsTheReplyAfterTheFirstCall) {
+  const std::string call =
+      "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n</tool_call>";
+  Start(call + "\n" + call);
+  const json request = {{"model", "x"},
+                        {"messages", {{{"role", "user"}, {"content", "go"}}}},
+                        {"tools", kTools}};
+  json both = Post("/v1/chat/completions", request);
+  EXPECT_EQ(both["choices"][0]["message"]["tool_calls"].size(), 2u) << both.dump();
+  json one = request;
+  one["parallel_tool_calls"] = false;
+  json res = Post("/v1/chat/completions", one);
+  EXPECT_EQ(res["choices"][0]["message"]["tool_calls"].size(), 1u) << res.dump();
+  EXPECT_EQ(res["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_LT(res["usage"]["completion_tokens"], both["usage"]["completion_tokens"]);
+}
+
 TEST_F(ServerTest, AnthropicMessageHasThinkingTextAndToolUseBlocks) {
   Start(kToolScript);
   json res = Post("/v1/messages",

@@ -4,6 +4,16 @@
 #include "text/output/stop_string_matcher.h"
 
 namespace ds::server {
+namespace {
+
+bool EndsACall(const std::vector<text::OutputEvent>& events) {
+  for (const text::OutputEvent& event : events) {
+    if (event.kind == text::OutputEvent::Kind::kToolCallEnd) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 GenerationRunner::GenerationRunner(const text::Tokenizer* tokenizer,
                                    const api::ChatRequest& request, const BuiltPrompt& prompt,
@@ -44,7 +54,7 @@ api::FinishInfo GenerationRunner::MakeFinishInfo(const engine::DoneEvent& done) 
   finish.cached_tokens = t.cached_prompt_tokens;
   finish.completion_tokens = t.generated_tokens;
   finish.timings = done.timings;
-  if (stopped_by_string_) {
+  if (stopped_early_) {
     finish.reason = api::FinishInfo::Reason::kStop;
   } else if (done.stop_reason == engine::StopReason::kStopToken) {
     finish.reason = api::FinishInfo::Reason::kStop;
@@ -66,16 +76,21 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
   int64_t held = 0;       // later tokens whose text is still held back (UTF-8, stop strings)
   while (handle_->Next(&token, &done)) {
     output_.generated_ids.push_back(token.id);
-    if (stopped_by_string_ || client_gone) continue;  // draining what was already produced
+    if (stopped_early_ || client_gone) continue;  // draining what was already produced
     api::TokenInfo info = MakeTokenInfo(token);
     if (request_.logprobs) output_.tokens.push_back(info);
     text::StopStringMatcher::Result released = stops.Push(detokenizer.Push(token.id));
     if (stops.stopped()) {
-      stopped_by_string_ = true;
+      stopped_early_ = true;
       output_.finish.stop_sequence = stops.matched_stop_string();
       handle_->StopGenerating();
     }
-    std::vector<text::OutputEvent> events = Parse(released.text, stopped_by_string_);
+    std::vector<text::OutputEvent> events = Parse(released.text, stopped_early_);
+    if (!request_.parallel_tool_calls && !stopped_early_ && EndsACall(events)) {
+      // One call was asked for: it is complete, so the reply ends here.
+      stopped_early_ = true;
+      handle_->StopGenerating();
+    }
     if (!forced_events_.empty()) {
       events.insert(events.begin(), forced_events_.begin(), forced_events_.end());
       forced_events_.clear();
@@ -94,7 +109,7 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
   output_.finish = MakeFinishInfo(done);
   output_.finish.stop_sequence = stop_sequence;
   output_.status = done.status;
-  if (!stopped_by_string_ && !client_gone) {
+  if (!stopped_early_ && !client_gone) {
     std::string rest = stops.Push(detokenizer.Flush()).text + stops.Flush();
     std::vector<text::OutputEvent> events = Parse(rest, /*at_end=*/true);
     events.insert(events.begin(), forced_events_.begin(), forced_events_.end());

@@ -53,7 +53,7 @@ class GenerationRunner {
   std::unique_ptr<text::OutputParser> parser_;  // null for /v1/completions
   std::vector<text::OutputEvent> forced_events_;  // from prompt.forced_output, sent first
   GenerationOutput output_;
-  bool stopped_by_string_ = false;
+  bool stopped_early_ = false;  // a stop string matched, or the one call asked for is complete
 };
 
 }  // namespace ds::server

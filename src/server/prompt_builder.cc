@@ -69,7 +69,22 @@ StatusOr<std::unique_ptr<PromptBuilder>> PromptBuilder::Create(const text::Token
       new PromptBuilder(tokenizer, std::move(parsed).value(), xml));
 }
 
+bool DeclaresTool(const api::Json& tools, const std::string& name) {
+  if (!tools.is_array()) return false;
+  for (const api::Json& tool : tools) {
+    const api::Json* function = tool.contains("function") ? &tool["function"] : nullptr;
+    if (function != nullptr && function->value("name", "") == name) return true;
+  }
+  return false;
+}
+
 StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) const {
+  if (request.tool_choice.mode == api::ToolChoice::Mode::kFunction &&
+      !DeclaresTool(request.tools, request.tool_choice.function_name)) {
+    return InvalidArgumentError("tool_choice names the function '" +
+                                request.tool_choice.function_name +
+                                "', which is not among the request's tools");
+  }
   api::Json context = request.template_kwargs.is_object() ? request.template_kwargs
                                                           : api::Json::object();
   context["messages"] = request.messages;
@@ -108,8 +123,10 @@ StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) 
       SnapshotBoundaries(prompt.messages, static_cast<int64_t>(prompt.ids.size()));
   text::OutputParserOptions& parser = prompt.parser_options;
   parser.starts_in_reasoning = in_reasoning;
-  parser.xml_tool_calls = xml_tool_calls_;
-  parser.json_tool_calls = !xml_tool_calls_;
+  // With tool_choice "none" the model saw no tools, and markup it writes anyway is content.
+  const bool calls = request.tool_choice.mode != api::ToolChoice::Mode::kNone;
+  parser.xml_tool_calls = calls && xml_tool_calls_;
+  parser.json_tool_calls = calls && !xml_tool_calls_;
   parser.tools = request.tools;
   return prompt;
 }

@@ -27,10 +27,18 @@ test('flag beats config file beats environment', async () => {
   }
 });
 
-test('the server listens on loopback unless told otherwise', async () => {
-  const server = await startServer();
+test('with no model given it serves the embedded one, on loopback', async () => {
+  const server = await startServer([], { embedded: true });
   try {
     assert.match(server.log(), /listening on http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(server.log(), /serving deltaserve-default \(qwen35moe\)/);
+    const res = await fetch(`${server.baseUrl}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'any', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 3 }),
+    });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.choices[0].message.role, 'assistant');
   } finally {
     await server.stop();
   }

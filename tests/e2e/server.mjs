@@ -11,9 +11,10 @@ const sharedDir = process.env.DS_SHARED_DIR ?? path.join(repoRoot, '../shared');
 export const modelPath = [path.join(sharedDir, 'testdata/hybrid/qwen35moe-pub.gguf')]
   .find((p) => existsSync(p));
 
-export async function startServer(extraArgs = []) {
+// `embedded`: serve the model inside the binary even when the shared one is present.
+export async function startServer(extraArgs = [], { embedded = false } = {}) {
   const args = ['serve', '--port', '0', '--threads', '2', ...extraArgs];
-  if (modelPath && !extraArgs.includes('-m')) args.push('-m', modelPath);
+  if (modelPath && !embedded && !extraArgs.includes('-m')) args.push('-m', modelPath);
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const port = await new Promise((resolve, reject) => {
