@@ -72,3 +72,14 @@ test('a wrong API key is a 401 in the Anthropic error shape', async () => {
     wrong.messages.create({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] }),
     (err) => err.status === 401 && err.error?.type === 'error');
 });
+
+test('a prompt longer than the context is a 400 in the Anthropic shape', async () => {
+  await assert.rejects(
+    client.messages.create({
+      model: 'claude-haiku', max_tokens: 4,
+      messages: [{ role: 'user', content: 'word '.repeat(200000) }],
+    }),
+    (err) => err.status === 400 && err.error?.type === 'error' &&
+      err.error?.error?.type === 'invalid_request_error' &&
+      /context size/.test(err.error?.error?.message ?? ''));
+});
