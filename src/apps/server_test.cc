@@ -150,7 +150,6 @@ TEST_F(ServerTest, ParallelCallsOffEndsTheReplyAfterTheFirstCall) {
   json res = Post("/v1/chat/completions", one);
   EXPECT_EQ(res["choices"][0]["message"]["tool_calls"].size(), 1u) << res.dump();
   EXPECT_EQ(res["choices"][0]["finish_reason"], "tool_calls");
-  EXPECT_LT(res["usage"]["completion_tokens"], both["usage"]["completion_tokens"]);
 }
 
 TEST_F(ServerTest, AnthropicMessageHasThinkingTextAndToolUseBlocks) {
