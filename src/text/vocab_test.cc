@@ -1,6 +1,7 @@
 #include "text/vocab.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -145,9 +146,8 @@ TEST(Vocab, ErrorsNameTheKey) {
 class HfImport : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ =
-        std::filesystem::temp_directory_path() /
-        std::to_string(::testing::UnitTest::GetInstance()->random_seed()).insert(0, "ds_text_hf_");
+    // One directory per process: CTest runs the cases of this suite in parallel processes.
+    dir_ = std::filesystem::temp_directory_path() / ("ds_text_hf_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
