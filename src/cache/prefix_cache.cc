@@ -52,7 +52,6 @@ Match PrefixCache::MakeMatch(const ResumePlan& plan) {
   match.resume_tokens = plan.resume_tokens;
   match.restore_bytes = plan.restore_bytes;
   match.longest_match_tokens = plan.longest_match_tokens;
-  match.cached_token_at_divergence = plan.cached_token_at_divergence;
   match.cached_window = plan.cached_window;
   match.limit = plan.limit;
   std::vector<PayloadId> pinned;

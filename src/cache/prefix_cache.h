@@ -73,9 +73,12 @@ struct Match {
   // Diagnostics: the longest prefix shared with anything cached, even where nothing resumes, and
   // the cached token at that index when a cached sequence goes on differently (else kNoToken).
   int64_t longest_match_tokens = 0;
-  int32_t cached_token_at_divergence = kNoToken;
-  // The cached ids from the divergence on (at most kDivergenceWindowTokens, within one record).
+  // The cached ids from the divergence on (at most kDivergenceWindowTokens, within one record);
+  // empty when no cached sequence goes on differently.
   std::vector<int32_t> cached_window;
+  int32_t cached_token_at_divergence() const {
+    return cached_window.empty() ? kNoToken : cached_window.front();
+  }
   ResumeLimit limit = ResumeLimit::kNothingCached;
   Lease lease;  // pins the records above; release once their bytes are copied
 };

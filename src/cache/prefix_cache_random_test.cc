@@ -126,17 +126,17 @@ class RandomCacheTest : public ::testing::TestWithParam<Config> {
     }
     // Some record goes on past the match with one of the ids 0..2; the cache must name one.
     Tokens next(tokens.begin(), tokens.begin() + longest);
-    next.push_back(match.cached_token_at_divergence);
+    next.push_back(match.cached_token_at_divergence());
     bool can_explain = false;
     for (int32_t id = 0; id <= 2; ++id) {
       next.back() = id;
       can_explain = can_explain || store_.AnyStartsWith(next);
     }
     if (longest < static_cast<int64_t>(tokens.size()) && can_explain) {
-      next.back() = match.cached_token_at_divergence;
+      next.back() = match.cached_token_at_divergence();
       ASSERT_TRUE(store_.AnyStartsWith(next)) << "wrong cached token at the divergence";
     } else {
-      ASSERT_EQ(match.cached_token_at_divergence, kNoToken);
+      ASSERT_EQ(match.cached_token_at_divergence(), kNoToken);
     }
   }
 

@@ -86,7 +86,7 @@ TEST(PrefixCacheTest, HybridResumesAtDeepestSnapshotInsideCommonPrefix) {
   ASSERT_TRUE(match.tail.has_value());
   EXPECT_EQ(match.tail->num_rows, 1);
   EXPECT_EQ(match.longest_match_tokens, 12);
-  EXPECT_EQ(match.cached_token_at_divergence, seq[12]);
+  EXPECT_EQ(match.cached_token_at_divergence(), seq[12]);
   // The window stays inside the record that diverged: the tail of the snapshot at 14.
   EXPECT_EQ(match.cached_window, std::vector<int32_t>({seq[12], seq[13]}));
   EXPECT_EQ(match.limit, ResumeLimit::kNoSnapshot);
@@ -106,7 +106,7 @@ TEST(PrefixCacheTest, AtLeastOneTokenIsAlwaysComputed) {
   Match next = f.Find(longer);
   EXPECT_EQ(next.resume_tokens, 10);
   EXPECT_EQ(next.limit, ResumeLimit::kReachedMatch);
-  EXPECT_EQ(next.cached_token_at_divergence, kNoToken);
+  EXPECT_EQ(next.cached_token_at_divergence(), kNoToken);
 }
 
 TEST(PrefixCacheTest, PartialBlockTailIsVerifiedById) {
@@ -119,7 +119,7 @@ TEST(PrefixCacheTest, PartialBlockTailIsVerifiedById) {
   Match match = f.Find(query);
   EXPECT_EQ(match.resume_tokens, 0);
   EXPECT_EQ(match.longest_match_tokens, 5);
-  EXPECT_EQ(match.cached_token_at_divergence, seq[5]);
+  EXPECT_EQ(match.cached_token_at_divergence(), seq[5]);
   EXPECT_EQ(match.limit, ResumeLimit::kNoSnapshot);
 }
 

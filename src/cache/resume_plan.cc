@@ -169,7 +169,6 @@ ResumePlan PlanResume(const PrefixIndex& index, const Ghosts& ghosts,
   const Extension extension = ExtendPastPath(index, plan.path.back(), tokens.subspan(matched));
   plan.longest_match_tokens = matched + extension.tokens;
   if (plan.longest_match_tokens < static_cast<int64_t>(tokens.size())) {
-    plan.cached_token_at_divergence = extension.next_cached;
     plan.cached_window = extension.window;
   }
   const Choice choice = has_recurrent_state

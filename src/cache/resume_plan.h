@@ -43,7 +43,6 @@ struct ResumePlan {
   int64_t saved_tokens = 0;     // r minus the previous resume point (for the tail's value)
   int64_t restore_bytes = 0;    // declared bytes of every record to restore
   int64_t longest_match_tokens = 0;
-  int32_t cached_token_at_divergence = kNoToken;
   std::vector<int32_t> cached_window;  // cached ids from the divergence on, for diagnostics
   ResumeLimit limit = ResumeLimit::kNothingCached;
 };

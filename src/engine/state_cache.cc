@@ -18,16 +18,11 @@ cache::CacheOptions CoreOptions(const StateCacheOptions& options, bool has_recur
   return core;
 }
 
-bool HasRecurrentLayers(const state::StateLayout& layout) {
-  return std::find(layout.layer_kinds.begin(), layout.layer_kinds.end(),
-                   state::LayerKind::kRecurrent) != layout.layer_kinds.end();
-}
-
 }  // namespace
 
 StateCache::StateCache(const StateCacheOptions& options, const state::StateLayout& layout)
     : options_(options),
-      has_recurrent_state_(HasRecurrentLayers(layout)),
+      has_recurrent_state_(layout.HasRecurrentLayers()),
       cache_(CoreOptions(options, has_recurrent_state_)) {
   cache_.SetEvictionListener(
       [this](const cache::EvictedRecord& record) { payloads_.erase(record.payload); });
@@ -75,7 +70,6 @@ CacheLookup StateCache::Restore(std::span<const int32_t> tokens, state::Sequence
     state->Clear();
   } else {
     lookup.resumed_tokens = match.resume_tokens;
-    lookup.restore_bytes = match.restore_bytes;
   }
   lookup.restore_s = SecondsSince(start);
   PublishStats();
@@ -84,9 +78,7 @@ CacheLookup StateCache::Restore(std::span<const int32_t> tokens, state::Sequence
 
 void StateCache::Store(std::span<const int32_t> tokens, const state::SequenceState& state,
                        cache::SnapshotKind kind) {
-  std::vector<uint8_t> recurrent;
-  if (has_recurrent_state_) recurrent = state.Snapshot(state::SequenceState::Parts::kRecurrentOnly);
-  StoreAt(tokens, state, state.num_tokens(), recurrent, kind);
+  StoreAt(tokens, state, state.num_tokens(), {}, kind);
 }
 
 void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceState& state,
@@ -94,10 +86,17 @@ void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceS
                          cache::SnapshotKind kind) {
   DS_CHECK(position > 0 && position <= state.num_tokens() &&
            position <= static_cast<int64_t>(tokens.size()));
-  DS_CHECK(!has_recurrent_state_ || !recurrent.empty());
+  // Taken from `state` only when the core asks for a new snapshot: most stores find it cached.
+  const bool from_state = recurrent.empty();
+  DS_CHECK(!has_recurrent_state_ || !from_state || position == state.num_tokens());
   const int64_t block = options_.block_tokens;
   const int64_t tail_rows = position % block;
-  const auto recurrent_bytes = static_cast<int64_t>(has_recurrent_state_ ? recurrent.size() : 0);
+  const state::SequenceState::Parts recurrent_only = state::SequenceState::Parts::kRecurrentOnly;
+  int64_t recurrent_bytes = 0;
+  if (has_recurrent_state_) {
+    recurrent_bytes = from_state ? state.SnapshotBytes(recurrent_only)
+                                 : static_cast<int64_t>(recurrent.size());
+  }
   cache::InsertSpec spec;
   // A model without attention layers has empty KV blocks; the core counts them as one byte.
   spec.block_bytes = std::max<int64_t>(1, state.KvRowsBytes(block));
@@ -120,7 +119,13 @@ void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceS
     bytes.reserve(state.KvRowsBytes(tail_rows) + recurrent_bytes);
     bytes.resize(state.KvRowsBytes(tail_rows));
     state.CopyKvRows(position - tail_rows, position, bytes.data());
-    if (has_recurrent_state_) bytes.insert(bytes.end(), recurrent.begin(), recurrent.end());
+    if (has_recurrent_state_ && from_state) {
+      std::vector<uint8_t> slots;
+      state.SnapshotTo(recurrent_only, &slots);
+      bytes.insert(bytes.end(), slots.begin(), slots.end());
+    } else if (has_recurrent_state_) {
+      bytes.insert(bytes.end(), recurrent.begin(), recurrent.end());
+    }
     payloads_[inserted->new_snapshot] = std::move(bytes);
   }
   PublishStats();

@@ -33,7 +33,6 @@ struct StateCacheOptions {
 struct CacheLookup {
   int64_t resumed_tokens = 0;  // restored into the sequence; computation starts here
   double restore_s = 0;        // wall time of the lookup and the copies
-  int64_t restore_bytes = 0;
   int64_t longest_match_tokens = 0;  // shared with anything cached, even where nothing resumes
   cache::ResumeLimit limit = cache::ResumeLimit::kNothingCached;
   std::vector<int32_t> cached_window;  // cached ids from the divergence on
@@ -59,8 +58,9 @@ class StateCache {
   void Store(std::span<const int32_t> tokens, const state::SequenceState& state,
              cache::SnapshotKind kind);
   // The same at an earlier `position`: KV rows from `state`, and for hybrid models the recurrent
-  // slots `recurrent` taken when the state was at `position` (Snapshot(kRecurrentOnly)).
-  // REQUIRES: 0 < position <= state.num_tokens().
+  // slots `recurrent` taken when the state was at `position` (Snapshot(kRecurrentOnly)); empty
+  // `recurrent` means state's own. REQUIRES: 0 < position <= state.num_tokens(), and position ==
+  // state.num_tokens() when `recurrent` is empty.
   void StoreAt(std::span<const int32_t> tokens, const state::SequenceState& state, int64_t position,
                std::span<const uint8_t> recurrent, cache::SnapshotKind kind);
 

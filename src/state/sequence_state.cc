@@ -74,10 +74,12 @@ bool SequenceState::HasAttentionLayers() const {
                    LayerKind::kAttention) != layout_.layer_kinds.end();
 }
 
-bool SequenceState::HasRecurrentLayers() const {
-  return std::find(layout_.layer_kinds.begin(), layout_.layer_kinds.end(),
-                   LayerKind::kRecurrent) != layout_.layer_kinds.end();
+bool StateLayout::HasRecurrentLayers() const {
+  return std::find(layer_kinds.begin(), layer_kinds.end(), LayerKind::kRecurrent) !=
+         layer_kinds.end();
 }
+
+bool SequenceState::HasRecurrentLayers() const { return layout_.HasRecurrentLayers(); }
 
 float* SequenceState::keys(int layer) {
   DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kAttention);

@@ -26,6 +26,7 @@ struct StateLayout {
   int64_t max_tokens = 0;      // context size
 
   bool operator==(const StateLayout&) const = default;
+  bool HasRecurrentLayers() const;
 };
 
 class SequenceState {
