@@ -17,7 +17,8 @@ declare -A allowed=(
   [engine]="base tensor kernels state model cache"
   [api]="base tensor text engine"
   [server]="base text engine api cache"
-  [apps]="base tensor gguf kernels text state model cache engine api server"
+  [bench]="base"
+  [apps]="base tensor gguf kernels text state model cache engine api server bench"
 )
 
 status=0

@@ -90,6 +90,7 @@ Status ParseSamplingFields(const Json& body, bool allow_logit_bias, ChatRequest*
   DS_RETURN_IF_ERROR(ReadFloat(body, "repeat_penalty", "", 0, kMaxFloat, &s.repeat_penalty));
   DS_RETURN_IF_ERROR(ReadFloat(body, "repetition_penalty", "", 0, kMaxFloat, &s.repeat_penalty));
   if (allow_logit_bias) DS_RETURN_IF_ERROR(ParseLogitBias(body, req));
+  DS_RETURN_IF_ERROR(ReadBool(body, "ignore_eos", "", &req->ignore_eos));
   return OkStatus();
 }
 

@@ -376,7 +376,7 @@ TEST(ChatRequestTest, SamplingFieldsAndDefaults) {
       "top_p": 0.5, "seed": 42, "presence_penalty": 1.5, "frequency_penalty": -0.5,
       "logit_bias": {"7": -100, "12": 3.5}, "stop": "END", "logprobs": true,
       "top_logprobs": 3, "max_completion_tokens": 99, "chat_template_kwargs":
-      {"enable_thinking": false}, "repetition_penalty": 1.1})");
+      {"enable_thinking": false}, "repetition_penalty": 1.1, "ignore_eos": true})");
   StatusOr<ChatRequest> req = ParseChatCompletionsRequest(body, defaults);
   ASSERT_TRUE(req.ok()) << req.status().ToString();
   EXPECT_FLOAT_EQ(req->sampling.temperature, 0.6f);  // unset: the default
@@ -395,6 +395,10 @@ TEST(ChatRequestTest, SamplingFieldsAndDefaults) {
   EXPECT_EQ(req->max_tokens, 99);
   EXPECT_EQ(req->template_kwargs, Json({{"enable_thinking", false}}));
   EXPECT_EQ(req->tools, Json());
+  EXPECT_TRUE(req->ignore_eos);
+  EXPECT_FALSE(ParseChatCompletionsRequest(Json::parse(R"({"messages": [{"role": "user", "content": "a"}],
+                                                       "ignore_eos": 1})"),
+                                           defaults).ok());
 }
 
 TEST(ChatRequestTest, ToolChoiceForms) {

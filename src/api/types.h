@@ -60,6 +60,9 @@ struct ChatRequest {
 
   engine::SamplingParams sampling;
   int64_t max_tokens = -1;  // -1: until the context is full
+  // The llama.cpp and vLLM extension benchmarks use for a fixed decode length: end-of-generation
+  // tokens do not end the reply (stop strings and max_tokens still do).
+  bool ignore_eos = false;
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // OpenAI stream_options.include_usage

@@ -13,5 +13,6 @@ CommandFn RegisterRun(CLI::App* app);
 CommandFn RegisterMakeModel(CLI::App* app);
 CommandFn RegisterBenchModel(CLI::App* app);
 CommandFn RegisterServe(CLI::App* app);
+CommandFn RegisterBench(CLI::App* app);
 
 }  // namespace ds::apps

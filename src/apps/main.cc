@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   CLI::App* bench_model = app.add_subcommand(
       "bench-model", "measure prefill and decode tok/s and the memory read bandwidth");
   commands[bench_model] = ds::apps::RegisterBenchModel(bench_model);
+  CLI::App* bench = app.add_subcommand(
+      "bench", "benchmark a running OpenAI-compatible server: sweep, compare, replay, concurrency");
+  commands[bench] = ds::apps::RegisterBench(bench);
 
   try {
     app.parse(argc, argv);

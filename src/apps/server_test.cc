@@ -183,6 +183,19 @@ TEST_F(ServerTest, StopStringsEndTheReplyAndAreNotReturned) {
   EXPECT_EQ(res["choices"][0]["finish_reason"], "stop");
 }
 
+TEST_F(ServerTest, IgnoreEosRunsTheReplyToMaxTokens) {
+  Start("ok");
+  json body = {{"model", "x"}, {"max_tokens", 12},
+               {"messages", {{{"role", "user"}, {"content", "hi"}}}}};
+  json stopped = Post("/v1/chat/completions", body);
+  EXPECT_EQ(stopped["choices"][0]["finish_reason"], "stop");
+  EXPECT_LT(stopped["usage"]["completion_tokens"], 12);
+  body["ignore_eos"] = true;
+  json full = Post("/v1/chat/completions", body);
+  EXPECT_EQ(full["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(full["usage"]["completion_tokens"], 12);
+}
+
 TEST_F(ServerTest, BadRequestsGetTheirApiErrorShape) {
   Start("ok");
   auto bad_json = client_->Post("/v1/chat/completions", "{nope", "application/json");

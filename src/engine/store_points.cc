@@ -16,6 +16,9 @@ std::vector<StorePoint> PlanStorePoints(std::span<const int64_t> boundaries, int
          position += interval_tokens) {
       points.push_back({position, cache::SnapshotKind::kInterval});
     }
+    // A request must compute at least one token to get logits, so an exact repeat of this
+    // prompt (a retry, a regenerate, a probe) can only resume before its last token.
+    points.push_back({n_prompt - 1, cache::SnapshotKind::kPromptEnd});
   }
   points.push_back({n_prompt, cache::SnapshotKind::kPromptEnd});
   std::erase_if(points, [&](const StorePoint& point) {

@@ -17,7 +17,8 @@ struct StorePoint {
 };
 
 // Ascending, one per position, inside (resumed, n_prompt]: for hybrid models the message
-// boundaries and every multiple of interval_tokens (0: none), then the end of the prompt.
+// boundaries, every multiple of interval_tokens (0: none) and the prompt but its last token (where
+// an exact repeat of the prompt resumes), then the end of the prompt.
 // A message boundary outranks an interval point at the same position. Dense models resume from
 // any cached KV prefix, so they store at the end of the prompt only.
 std::vector<StorePoint> PlanStorePoints(std::span<const int64_t> boundaries, int64_t n_prompt,

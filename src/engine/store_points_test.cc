@@ -13,20 +13,26 @@ std::vector<std::pair<int64_t, SnapshotKind>> Flat(const std::vector<StorePoint>
   return out;
 }
 
-TEST(StorePointsTest, HybridStopsAtBoundariesIntervalsAndTheEnd) {
+TEST(StorePointsTest, HybridStopsAtBoundariesIntervalsBeforeTheLastTokenAndTheEnd) {
   const std::vector<int64_t> boundaries = {30, 100, 200, 250, 250};
   EXPECT_EQ(Flat(PlanStorePoints(boundaries, 250, 0, 100, true)),
             (std::vector<std::pair<int64_t, SnapshotKind>>{
                 {30, SnapshotKind::kMessageBoundary},
                 {100, SnapshotKind::kMessageBoundary},  // outranks the interval point at 100
                 {200, SnapshotKind::kMessageBoundary},
+                {249, SnapshotKind::kPromptEnd},  // an exact repeat of the prompt resumes here
                 {250, SnapshotKind::kMessageBoundary}}));
   // Nothing at or before the restored prefix, nothing past the prompt.
   EXPECT_EQ(Flat(PlanStorePoints({{10, 40, 400}}, 300, 40, 128, true)),
             (std::vector<std::pair<int64_t, SnapshotKind>>{{128, SnapshotKind::kInterval},
                                                            {256, SnapshotKind::kInterval},
+                                                           {299, SnapshotKind::kPromptEnd},
                                                            {300, SnapshotKind::kPromptEnd}}));
   EXPECT_EQ(Flat(PlanStorePoints({}, 50, 0, 0, true)),
+            (std::vector<std::pair<int64_t, SnapshotKind>>{{49, SnapshotKind::kPromptEnd},
+                                                           {50, SnapshotKind::kPromptEnd}}));
+  // Resumed just before the last token (an exact repeat): only the end is left to store.
+  EXPECT_EQ(Flat(PlanStorePoints({}, 50, 49, 0, true)),
             (std::vector<std::pair<int64_t, SnapshotKind>>{{50, SnapshotKind::kPromptEnd}}));
 }
 

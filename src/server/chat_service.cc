@@ -29,7 +29,7 @@ const char* IdPrefix(api::ApiKind api) {
   return "chatcmpl-";
 }
 
-// Stop ids: the tokenizer's end-of-generation tokens.
+// Stop ids: the tokenizer's end-of-generation tokens, unless the client asked to ignore them.
 engine::RequestOptions EngineRequest(const api::ChatRequest& request, const BuiltPrompt& prompt,
                                      const text::Tokenizer& tokenizer) {
   engine::RequestOptions options;
@@ -37,7 +37,9 @@ engine::RequestOptions EngineRequest(const api::ChatRequest& request, const Buil
   options.sampling = request.sampling;
   options.max_new_tokens = request.max_tokens;
   options.top_logprobs = request.logprobs ? std::max<int64_t>(request.top_logprobs, 0) : 0;
-  for (int32_t id : tokenizer.eog_ids()) options.stop_ids.insert(id);
+  if (!request.ignore_eos) {
+    for (int32_t id : tokenizer.eog_ids()) options.stop_ids.insert(id);
+  }
   options.boundary_positions = prompt.boundary_positions;
   return options;
 }

@@ -1,0 +1,303 @@
+// The benchmark client's pieces: URL parsing, SSE framing at any chunk boundary, reading token
+// counts from each server's stream shape, honest rates, and reports; and the client against an
+// in-process HTTP server that streams canned responses, including the failure paths.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cmath>
+#include <thread>
+
+#include "bench/http_client.h"
+#include "bench/prompt_text.h"
+#include "bench/report.h"
+#include "bench/rows.h"
+#include "bench/server_url.h"
+#include "bench/sse_parser.h"
+#include "bench/stats.h"
+#include "bench/stream_observer.h"
+#include "bench/target.h"
+
+namespace ds::bench {
+namespace {
+
+TEST(ServerUrlTest, ParsesHostPortAndPrefixAndDropsV1) {
+  StatusOr<ServerUrl> url = ParseServerUrl("http://127.0.0.1:9000/v1/");
+  ASSERT_TRUE(url.ok()) << url.status().ToString();
+  EXPECT_EQ(url->host, "127.0.0.1");
+  EXPECT_EQ(url->port, 9000);
+  EXPECT_EQ(url->prefix, "");
+  url = ParseServerUrl("http://gpu-box/llm");
+  ASSERT_TRUE(url.ok());
+  EXPECT_EQ(url->port, 80);
+  EXPECT_EQ(url->prefix, "/llm");
+  url = ParseServerUrl("http://[::1]:8080");
+  ASSERT_TRUE(url.ok());
+  EXPECT_EQ(url->host, "::1");
+  EXPECT_EQ(url->port, 8080);
+  EXPECT_EQ(url->origin(), "http://[::1]:8080");
+  url = ParseServerUrl("https://api.example.com/v1");
+  ASSERT_TRUE(url.ok());
+  EXPECT_EQ(url->port, 443);
+  EXPECT_EQ(url->origin(), "https://api.example.com:443");
+}
+
+TEST(ServerUrlTest, RejectsWhatItCannotReach) {
+  for (const char* bad : {"ftp://a", "a:80", "http://:80", "http://a:0",
+                          "http://a:99999", "http://a:x"}) {
+    EXPECT_FALSE(ParseServerUrl(bad).ok()) << bad;
+  }
+}
+
+TEST(SseParserTest, EventsSurviveAnyChunkBoundary) {
+  const std::string stream =
+      ": keep-alive\n\nevent: message_start\ndata: {\"a\":1}\n\ndata: x\r\ndata: y\r\n\r\n"
+      "data: [DONE]\n\n";
+  for (size_t chunk = 1; chunk <= stream.size(); ++chunk) {
+    SseParser parser;
+    std::vector<SseEvent> events;
+    for (size_t i = 0; i < stream.size(); i += chunk) {
+      for (SseEvent& e : parser.Feed(std::string_view(stream).substr(i, chunk))) {
+        events.push_back(std::move(e));
+      }
+    }
+    ASSERT_EQ(events.size(), 3u) << "chunk " << chunk;
+    EXPECT_EQ(events[0].event, "message_start");
+    EXPECT_EQ(events[0].data, "{\"a\":1}");
+    EXPECT_EQ(events[1].event, "");
+    EXPECT_EQ(events[1].data, "x\ny");
+    EXPECT_EQ(events[2].data, "[DONE]");
+  }
+}
+
+Measurement Observe(const std::vector<std::pair<std::string, double>>& payloads,
+                    double wall_s = 10) {
+  StreamObserver observer;
+  for (const auto& [data, t] : payloads) observer.OnEvent({"", data}, t);
+  EXPECT_TRUE(observer.status().ok()) << observer.status().ToString();
+  return observer.Finish(wall_s);
+}
+
+TEST(StreamObserverTest, ReadsDeltaserveChatStream) {
+  Measurement m = Observe({
+      {R"({"choices":[{"delta":{"role":"assistant"}}]})", 0.5},
+      {R"({"choices":[{"delta":{"reasoning_content":"hm"}}]})", 1.0},
+      {R"({"choices":[{"delta":{"content":"a"}}]})", 1.5},
+      {R"({"choices":[{"delta":{"content":"b"}}]})", 2.0},
+      {R"({"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":3,
+          "prompt_tokens_details":{"cached_tokens":600}}})", 2.1},
+      {R"({"choices":[],"timings":{"cached_tokens":600,"prompt_tokens_computed":400}})", 2.1},
+      {"[DONE]", 2.1}});
+  EXPECT_EQ(m.prompt_tokens, 1000);
+  EXPECT_EQ(m.cached_tokens, 600);
+  EXPECT_EQ(m.computed_tokens(), 400);
+  EXPECT_EQ(m.completion_tokens, 3);
+  EXPECT_EQ(m.token_events, 3);
+  EXPECT_DOUBLE_EQ(m.ttft_s(), 1.0);  // reasoning text counts as generated
+  EXPECT_DOUBLE_EQ(m.prefill_tokens_per_s(), 400.0);
+  EXPECT_DOUBLE_EQ(m.decode_tokens_per_s(), 2.0);  // 2 tokens after the first in 1 s
+  EXPECT_DOUBLE_EQ(m.total_tokens_per_wall_s(), 100.3);
+}
+
+TEST(StreamObserverTest, ReadsLlamaServerTimingsWhenUsageHasNoCachedCount) {
+  Measurement m = Observe({{R"({"choices":[{"text":"x"}]})", 2.0},
+                           {R"({"choices":[{"text":"y"}]})", 3.0},
+                           {R"({"choices":[],"timings":{"cache_n":256,"prompt_n":768,
+                               "predicted_n":2}})", 3.0}});
+  EXPECT_EQ(m.prompt_tokens, 1024);
+  EXPECT_EQ(m.cached_tokens, 256);
+  EXPECT_EQ(m.completion_tokens, 2);
+  EXPECT_DOUBLE_EQ(m.prefill_tokens_per_s(), 384.0);
+}
+
+TEST(StreamObserverTest, ReadsAnthropicUsageIncludingCacheReads) {
+  Measurement m = Observe(
+      {{R"({"type":"message_start","message":{"usage":{"input_tokens":40,
+           "cache_read_input_tokens":960,"output_tokens":0}}})", 0.1},
+       {R"({"type":"content_block_delta","delta":{"type":"thinking_delta","thinking":"t"}})", 0.4},
+       {R"({"type":"content_block_delta","delta":{"type":"input_json_delta",
+           "partial_json":"{"}})", 0.6},
+       {R"({"type":"message_delta","usage":{"output_tokens":5}})", 0.7}});
+  EXPECT_EQ(m.prompt_tokens, 1000);
+  EXPECT_EQ(m.cached_tokens, 960);
+  EXPECT_EQ(m.completion_tokens, 5);
+  EXPECT_DOUBLE_EQ(m.ttft_s(), 0.4);
+}
+
+TEST(StreamObserverTest, UnreportedCacheCountsEveryPromptTokenAsComputed) {
+  Measurement m = Observe({{R"({"choices":[{"delta":{"content":"x"}}]})", 0.5},
+                           {R"({"choices":[],"usage":{"prompt_tokens":50,
+                               "completion_tokens":1}})", 0.5}});
+  EXPECT_FALSE(m.cached_reported());
+  EXPECT_EQ(m.computed_tokens(), 50);
+  EXPECT_LT(m.decode_tokens_per_s(), 0);  // one token: no decode rate
+}
+
+TEST(StreamObserverTest, StreamedErrorsAndGarbageAreErrors) {
+  StreamObserver error_event;
+  error_event.OnEvent({"error", R"({"type":"error","error":{"message":"boom"}})"}, 1);
+  EXPECT_FALSE(error_event.status().ok());
+  StreamObserver garbage;
+  garbage.OnEvent({"", "not json"}, 1);
+  EXPECT_FALSE(garbage.status().ok());
+}
+
+TEST(StatsTest, PercentileAndMean) {
+  EXPECT_DOUBLE_EQ(Percentile({3, 1, 2, 4}, 50), 2.5);
+  EXPECT_DOUBLE_EQ(Percentile({3, 1, 2, 4}, 100), 4);
+  EXPECT_DOUBLE_EQ(Percentile({7}, 95), 7);
+  EXPECT_EQ(Percentile({}, 50), -1);
+  EXPECT_DOUBLE_EQ(Mean({1, 2, 6}), 3);
+}
+
+TEST(TokenScaleTest, WordsForInvertsTheLine) {
+  TokenScale scale{12, 1.5};
+  EXPECT_EQ(scale.WordsFor(1512), 1000);
+  EXPECT_EQ(scale.WordsFor(1), 1);
+}
+
+TEST(PromptTextTest, EveryPromptIsUniqueFromItsFirstWord) {
+  PromptText text;
+  std::string a = text.Make(20), b = text.Make(20);
+  EXPECT_NE(a.substr(0, 40), b.substr(0, 40));
+  EXPECT_EQ(std::count(a.begin(), a.end(), ' '), 21);  // "Request <nonce>:" then 20 words
+}
+
+Report SampleReport() {
+  Report r;
+  r.mode = "sweep";
+  r.columns = {"server", "size", "ttft_s", "error"};
+  r.key_columns = {"size"};
+  r.ratio_columns = {"ttft_s"};
+  r.rows = {{{"server", "A"}, {"size", 1024}, {"ttft_s", 2.0}, {"error", ""}},
+            {{"server", "B"}, {"size", 1024}, {"ttft_s", 4.0}, {"error", ""}},
+            {{"server", "A"}, {"size", 2048}, {"ttft_s", Json()}, {"error", "HTTP 400: \"too, long\""}}};
+  return r;
+}
+
+TEST(ReportTest, CsvQuotesAndLeavesUnknownEmpty) {
+  EXPECT_EQ(CsvText(SampleReport()),
+            "server,size,ttft_s,error\nA,1024,2.0,\nB,1024,4.0,\n"
+            "A,2048,,\"HTTP 400: \"\"too, long\"\"\"\n");
+}
+
+TEST(ReportTest, RatiosPairRowsByWorkloadItem) {
+  std::string table = RatioTable(SampleReport(), "A", "B");
+  EXPECT_NE(table.find("| 1024 | 0.5 |"), std::string::npos) << table;
+  EXPECT_EQ(table.find("2048"), std::string::npos) << table;  // B never ran it
+}
+
+TEST(ReportTest, UnknownRatesAreNullNotZero) {
+  Measurement m;
+  m.prompt_tokens = 10;
+  Json row;
+  AddMeasurement(m, &row);
+  EXPECT_TRUE(row["ttft_s"].is_null());
+  EXPECT_TRUE(row["decode_tok_s"].is_null());
+  EXPECT_TRUE(row["cached_tokens"].is_null());
+}
+
+TEST(ReportTest, WriteFailsClearlyOnAFileInTheWay) {
+  std::string blocker = ::testing::TempDir() + "bench_blocker_" + std::to_string(getpid());
+  FILE* f = std::fopen(blocker.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  StatusOr<std::vector<std::string>> written = WriteReport(SampleReport(), blocker + "/out");
+  EXPECT_FALSE(written.ok());
+  std::remove(blocker.c_str());
+}
+
+// A server that streams what a test tells it to.
+class FakeServer {
+ public:
+  explicit FakeServer(std::function<void(const httplib::Request&, httplib::Response&)> handler) {
+    server_.Post(".*", handler);
+    server_.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"data":[{"id":"fake-model"}]})", "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::yield();
+  }
+  ~FakeServer() {
+    server_.stop();
+    thread_.join();
+  }
+  Target target() const {
+    Target t;
+    t.url = *ParseServerUrl("http://127.0.0.1:" + std::to_string(port_));
+    t.label = "fake";
+    t.model = "fake-model";
+    t.timeout_s = 10;
+    return t;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(ClientTest, MeasuresAStreamAndSendsTheBenchmarkRequest) {
+  Json seen;
+  FakeServer server([&](const httplib::Request& req, httplib::Response& res) {
+    seen = Json::parse(req.body);
+    seen["authorization"] = req.get_header_value("Authorization");
+    res.set_content(
+        "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\n"
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\ndata: [DONE]\n\n",
+        "text/event-stream");
+  });
+  Target target = server.target();
+  target.api_key = "secret";
+  StatusOr<Measurement> m = MeasurePrompt(target, "hello", 7);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->prompt_tokens, 9);
+  EXPECT_EQ(m->decode_tokens(), 2);
+  EXPECT_EQ(seen["max_tokens"], 7);
+  EXPECT_EQ(seen["ignore_eos"], true);
+  EXPECT_EQ(seen["stream"], true);
+  EXPECT_EQ(seen["stream_options"]["include_usage"], true);
+  EXPECT_EQ(seen["messages"][0]["content"], "hello");
+  EXPECT_EQ(seen["authorization"], "Bearer secret");
+  StatusOr<std::string> model = DiscoverModel(server.target());
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(*model, "fake-model");
+}
+
+TEST(ClientTest, HttpErrorsQuoteTheServer) {
+  FakeServer server([](const httplib::Request&, httplib::Response& res) {
+    res.status = 400;
+    res.set_content(R"({"error":{"message":"prompt is longer than the context"}})",
+                    "application/json");
+  });
+  StatusOr<Measurement> m = MeasurePrompt(server.target(), "hello", 1);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("HTTP 400"), std::string::npos);
+  EXPECT_NE(m.status().message().find("longer than the context"), std::string::npos);
+}
+
+TEST(ClientTest, AStreamWithoutUsageIsAnError) {
+  FakeServer server([](const httplib::Request&, httplib::Response& res) {
+    res.set_content("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n",
+                    "text/event-stream");
+  });
+  StatusOr<Measurement> m = MeasurePrompt(server.target(), "hello", 1);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("no prompt token count"), std::string::npos);
+}
+
+TEST(ClientTest, NoServerIsAClearError) {
+  Target target;
+  {
+    FakeServer server([](const httplib::Request&, httplib::Response&) {});
+    target = server.target();
+  }
+  StatusOr<Measurement> m = MeasurePrompt(target, "hello", 1);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("failed"), std::string::npos) << m.status().message();
+}
+
+}  // namespace
+}  // namespace ds::bench

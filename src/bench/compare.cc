@@ -1,0 +1,73 @@
+// compare: each context size cold (a prompt no cache has seen), then warm (the same request
+// again), to show what the server's prompt cache saves.
+#include <map>
+
+#include "bench/modes.h"
+#include "bench/progress.h"
+#include "bench/prompt_text.h"
+#include "bench/rows.h"
+
+namespace ds::bench {
+namespace {
+
+Chart CompareChart(const std::vector<Target>& targets, const std::vector<Json>& rows) {
+  Chart chart{"compare-prefill", "Prefill time with the cache on vs off", "prompt tokens",
+              /*log2_x=*/true, {Panel{"time to first token, s", {}}}};
+  for (const Target& t : targets) {
+    std::vector<Json> cold, warm;
+    for (const Json& row : rows) (row["run"] == "cold" ? cold : warm).push_back(row);
+    chart.panels[0].series.push_back(ColumnSeries(
+        cold, t.label, "prompt_tokens", "ttft_s", "cache off: cold prompt, " + t.label));
+    chart.panels[0].series.push_back(ColumnSeries(
+        warm, t.label, "prompt_tokens", "ttft_s", "cache on: repeated prompt, " + t.label));
+  }
+  return chart;
+}
+
+}  // namespace
+
+StatusOr<Report> RunCompare(const std::vector<Target>& targets, const CompareOptions& options) {
+  PromptText text;
+  std::map<std::string, TokenScale> scales;
+  for (const Target& t : targets) {
+    DS_ASSIGN_OR_RETURN(scales[t.label], Calibrate(t, &text));
+  }
+  Report report;
+  report.mode = "compare";
+  report.columns = RowColumns({"server", "target_tokens", "run", "ttft_speedup"});
+  report.key_columns = {"target_tokens", "run"};
+  report.ratio_columns = {"ttft_s", "prefill_tok_s", "cached_tokens"};
+  Progress progress("compare", static_cast<int64_t>(options.sizes.size() * targets.size() * 2));
+  for (int64_t size : options.sizes) {
+    for (const Target& t : targets) {
+      std::string prompt = text.Make(scales[t.label].WordsFor(size));
+      double cold_ttft = -1;
+      for (const char* run : {"cold", "warm"}) {
+        std::string what = std::to_string(size) + " tokens " + run + " on " + t.label;
+        progress.Begin(what);
+        Json row = {{"server", t.label}, {"target_tokens", size}, {"run", run},
+                    {"ttft_speedup", Json()}};
+        StatusOr<Measurement> m = MeasurePrompt(t, prompt, options.decode_tokens);
+        if (!m.ok()) {
+          AddFailure(m.status(), &row);
+          progress.End(what, "FAILED: " + m.status().message());
+          report.rows.push_back(std::move(row));
+          continue;
+        }
+        AddMeasurement(*m, &row);
+        if (std::string(run) == "cold") {
+          cold_ttft = m->ttft_s();
+        } else if (cold_ttft > 0 && m->ttft_s() > 0) {
+          row["ttft_speedup"] = cold_ttft / m->ttft_s();
+        }
+        progress.End(what, Summarize(*m));
+        report.rows.push_back(std::move(row));
+      }
+    }
+  }
+  report.summary = {{"decode_tokens_requested", options.decode_tokens}};
+  report.charts = {CompareChart(targets, report.rows)};
+  return report;
+}
+
+}  // namespace ds::bench

@@ -1,0 +1,35 @@
+// The progress display on stderr while a benchmark runs: on a terminal the current step is
+// redrawn in place, and every finished step leaves one line with its result.
+// Thread safety: all methods lock; concurrent clients may report at once.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "bench/measurement.h"
+
+namespace ds::bench {
+
+class Progress {
+ public:
+  Progress(std::string mode, int64_t total_steps);
+  // Shows that a step started (terminals only).
+  void Begin(const std::string& what);
+  // Ends a step with its result; counts it toward the total.
+  void End(const std::string& what, const std::string& result);
+
+ private:
+  std::string Prefix() const;
+
+  std::mutex mu_;
+  std::string mode_;
+  int64_t total_;
+  int64_t done_ = 0;
+  bool terminal_;
+};
+
+// "TTFT 1.23 s, prefill 850 tok/s (2048 computed), decode 40.1 tok/s" for one measurement.
+std::string Summarize(const Measurement& m);
+
+}  // namespace ds::bench

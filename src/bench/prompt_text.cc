@@ -1,0 +1,63 @@
+#include "bench/prompt_text.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string_view>
+
+namespace ds::bench {
+namespace {
+
+constexpr std::array<std::string_view, 64> kWords = {
+    "river",  "stone",   "garden", "window", "silver", "morning", "quiet",  "market",
+    "bridge", "candle",  "forest", "letter", "yellow", "harbor",  "planet", "winter",
+    "copper", "meadow",  "signal", "travel", "orange", "pocket",  "thunder", "velvet",
+    "anchor", "library", "motion", "pepper", "castle", "engine",  "island", "ladder",
+    "number", "paper",   "rocket", "shadow", "ticket", "valley",  "wonder", "basket",
+    "circle", "dragon",  "feather", "guitar", "hollow", "jacket", "kettle", "lantern",
+    "marble", "needle",  "object", "puzzle", "rabbit", "saddle",  "tunnel", "umbrella",
+    "violet", "walnut",  "zipper", "button", "cotton", "desert",  "falcon", "glacier"};
+
+constexpr int64_t kShortProbeWords = 64;
+constexpr int64_t kLongProbeWords = 320;
+
+}  // namespace
+
+PromptText::PromptText() : rng_(std::random_device{}()) {}
+
+std::string PromptText::Make(int64_t words) {
+  char nonce[64];
+  std::snprintf(nonce, sizeof(nonce), "Request %016llx%016llx:",
+                static_cast<unsigned long long>(rng_()), static_cast<unsigned long long>(rng_()));
+  std::string text = nonce;
+  std::uniform_int_distribution<size_t> pick(0, kWords.size() - 1);
+  for (int64_t i = 0; i < words; ++i) {
+    text += ' ';
+    text += kWords[pick(rng_)];
+  }
+  return text;
+}
+
+int64_t TokenScale::WordsFor(int64_t prompt_tokens) const {
+  return std::max<int64_t>(1, std::llround((prompt_tokens - intercept) / slope));
+}
+
+StatusOr<TokenScale> Calibrate(const Target& target, PromptText* text) {
+  DS_ASSIGN_OR_RETURN(Measurement short_probe,
+                      MeasurePrompt(target, text->Make(kShortProbeWords), 1));
+  DS_ASSIGN_OR_RETURN(Measurement long_probe,
+                      MeasurePrompt(target, text->Make(kLongProbeWords), 1));
+  TokenScale scale;
+  scale.slope = static_cast<double>(long_probe.prompt_tokens - short_probe.prompt_tokens) /
+                (kLongProbeWords - kShortProbeWords);
+  if (!(scale.slope > 0)) {
+    return DataLossError(target.url.text + ": prompt token counts did not grow with the prompt (" +
+                         std::to_string(short_probe.prompt_tokens) + " then " +
+                         std::to_string(long_probe.prompt_tokens) + ")");
+  }
+  scale.intercept = short_probe.prompt_tokens - scale.slope * kShortProbeWords;
+  return scale;
+}
+
+}  // namespace ds::bench

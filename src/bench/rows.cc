@@ -1,0 +1,40 @@
+#include "bench/rows.h"
+
+#include "bench/report.h"
+
+namespace ds::bench {
+
+const std::vector<std::string>& MeasurementColumns() {
+  static const std::vector<std::string> columns = {
+      "prompt_tokens", "cached_tokens", "computed_tokens", "ttft_s",  "prefill_tok_s",
+      "decode_tokens", "decode_s",      "decode_tok_s",    "wall_s",  "total_tokens_per_wall_s"};
+  return columns;
+}
+
+void AddMeasurement(const Measurement& m, Json* row) {
+  Json& r = *row;
+  r["prompt_tokens"] = m.prompt_tokens;
+  r["cached_tokens"] = m.cached_reported() ? Json(m.cached_tokens) : Json();
+  r["computed_tokens"] = m.computed_tokens();
+  r["ttft_s"] = Known(m.ttft_s());
+  r["prefill_tok_s"] = Known(m.prefill_tokens_per_s());
+  r["decode_tokens"] = m.decode_tokens();
+  r["decode_s"] = Known(m.decode_seconds());
+  r["decode_tok_s"] = Known(m.decode_tokens_per_s());
+  r["wall_s"] = m.wall_s;
+  r["total_tokens_per_wall_s"] = Known(m.total_tokens_per_wall_s());
+  r["error"] = "";
+}
+
+void AddFailure(const Status& status, Json* row) {
+  for (const std::string& c : MeasurementColumns()) (*row)[c] = Json();
+  (*row)["error"] = status.message();
+}
+
+std::vector<std::string> RowColumns(std::vector<std::string> leading) {
+  for (const std::string& c : MeasurementColumns()) leading.push_back(c);
+  leading.push_back("error");
+  return leading;
+}
+
+}  // namespace ds::bench

@@ -1,0 +1,239 @@
+// `deltaserve bench` against real servers on the embedded model: every mode writes JSON, CSV and
+// SVG charts with the expected series, the numbers agree with what the servers report, --vs pairs
+// two servers, and bad input fails with a clear message.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { binary, startServer } from './server.mjs';
+
+let cached;
+let uncached;
+const work = mkdtempSync(path.join(tmpdir(), 'deltaserve-bench-'));
+
+before(async () => {
+  cached = await startServer(['--ctx-size', '8192'], { embedded: true });
+  uncached = await startServer(['--ctx-size', '8192', '--cache-ram', '0'], { embedded: true });
+});
+
+after(async () => {
+  assert.equal(await cached.stop(), 0, cached.log());
+  assert.equal(await uncached.stop(), 0, uncached.log());
+});
+
+function bench(args) {
+  return new Promise((resolve) => {
+    const child = spawn(binary, ['bench', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function benchOk(args) {
+  const result = await bench(args);
+  assert.equal(result.code, 0, `bench ${args.join(' ')}\n${result.stderr}`);
+  return result;
+}
+
+function readJson(dir, mode) {
+  return JSON.parse(readFileSync(path.join(dir, `${mode}.json`), 'utf8'));
+}
+
+// The CSV as objects keyed by its header.
+function readCsv(dir, mode) {
+  const [header, ...lines] = readFileSync(path.join(dir, `${mode}.csv`), 'utf8').trim().split('\n');
+  const columns = header.split(',');
+  return lines.map((line) => Object.fromEntries(line.split(',').map((v, i) => [columns[i], v])));
+}
+
+// Validates the SVG as XML and returns its panels, each {series name: [[x, y], ...]}.
+function readPanels(dir, stem) {
+  const text = readFileSync(path.join(dir, `${stem}.svg`), 'utf8');
+  assert.equal(XMLValidator.validate(text), true, `${stem}.svg is not well-formed XML`);
+  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(text);
+  assert.equal(doc.svg.xmlns, 'http://www.w3.org/2000/svg');
+  return [doc.svg.g].flat().map((panel) => {
+    const series = {};
+    for (const g of [panel.g].flat()) {
+      const circles = g.circle === undefined ? [] : [g.circle].flat();
+      series[g['data-series']] = circles.map((c) => [Number(c['data-x']), Number(c['data-y'])]);
+    }
+    return series;
+  });
+}
+
+// The series of a one-panel chart, or of the first panel.
+function readChart(dir, stem) {
+  return readPanels(dir, stem)[0];
+}
+
+test('sweep measures prefill and decode per size with unique prompts and charts them', async () => {
+  const out = path.join(work, 'sweep');
+  const result = await benchOk(['sweep', '--url', cached.baseUrl, '--sizes', '128,512',
+    '--decode-tokens', '8', '--label', 'ds', '-o', out]);
+  assert.match(result.stderr, /\[1\/2\] sweep: 128 tokens on ds: /);
+  assert.match(result.stderr, /\[2\/2\] sweep: 512 tokens on ds: /);
+  const { rows } = readJson(out, 'sweep');
+  assert.equal(rows.length, 2);
+  for (const [i, target] of [128, 512].entries()) {
+    const row = rows[i];
+    assert.equal(row.error, '');
+    assert.ok(Math.abs(row.prompt_tokens - target) <= target * 0.25, JSON.stringify(row));
+    assert.equal(row.cached_tokens, 0, 'a unique prompt must not hit the cache');
+    assert.equal(row.computed_tokens, row.prompt_tokens);
+    assert.equal(row.decode_tokens, 8, 'ignore_eos makes every reply the requested length');
+    assert.ok(row.prefill_tok_s > 0 && row.decode_tok_s > 0);
+    assert.ok(Math.abs(row.prefill_tok_s - row.computed_tokens / row.ttft_s) < 1e-6 * row.prefill_tok_s);
+    assert.ok(Math.abs(row.decode_tok_s - 7 / row.decode_s) < 1e-6 * row.decode_tok_s);
+  }
+  const csv = readCsv(out, 'sweep');
+  assert.deepEqual(csv.map((r) => Number(r.prompt_tokens)), rows.map((r) => r.prompt_tokens));
+  const [prefill, decode] = readPanels(out, 'sweep-throughput');
+  assert.deepEqual(prefill.ds.map(([, y]) => y.toPrecision(5)),
+    rows.map((r) => r.prefill_tok_s.toPrecision(5)));
+  assert.deepEqual(decode.ds.map(([x]) => x), rows.map((r) => r.prompt_tokens));
+  const versus = readChart(out, 'sweep-decode-vs-wall');
+  assert.deepEqual(Object.keys(versus).sort(), ['decode tok/s, ds', 'total tokens / wall s, ds']);
+  assert.deepEqual(versus['decode tok/s, ds'].map(([x]) => x), rows.map((r) => r.prompt_tokens));
+  assert.deepEqual(versus['decode tok/s, ds'].map(([, y]) => y.toPrecision(5)),
+    rows.map((r) => r.decode_tok_s.toPrecision(5)));
+});
+
+test('compare serves the repeated prompt from the cache but for its last token', async () => {
+  const out = path.join(work, 'compare');
+  await benchOk(['compare', '--url', cached.baseUrl, '--sizes', '256,1k', '--label', 'ds', '-o', out]);
+  const { rows } = readJson(out, 'compare');
+  assert.deepEqual(rows.map((r) => r.run), ['cold', 'warm', 'cold', 'warm']);
+  for (let i = 0; i < rows.length; i += 2) {
+    const [cold, warm] = [rows[i], rows[i + 1]];
+    assert.equal(cold.cached_tokens, 0);
+    assert.equal(warm.prompt_tokens, cold.prompt_tokens);
+    assert.equal(warm.computed_tokens, 1, JSON.stringify(warm));
+    assert.ok(warm.ttft_speedup > 1, JSON.stringify(warm));
+  }
+  const chart = readChart(out, 'compare-prefill');
+  assert.deepEqual(Object.keys(chart).sort(),
+    ['cache off: cold prompt, ds', 'cache on: repeated prompt, ds']);
+  assert.equal(chart['cache on: repeated prompt, ds'].length, 2);
+});
+
+// A three-turn agent session in each API, growing by a user message per turn.
+function writeTraces() {
+  const system = 'You are a coding agent. Use the tools to answer. '.repeat(20);
+  const chat = [];
+  const messages = [{ role: 'system', content: system }];
+  const anthropic = [];
+  const anthropicMessages = [];
+  for (let turn = 1; turn <= 3; ++turn) {
+    const ask = `Step ${turn}: read file number ${turn} and summarise it. ` + 'context '.repeat(40);
+    messages.push({ role: 'user', content: ask });
+    chat.push({ turn, seq: turn, method: 'POST', path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: { model: 'recorded', messages: [...messages], stream: true, max_tokens: 4096 } });
+    messages.push({ role: 'assistant', content: `Step ${turn} is done.` });
+    anthropicMessages.push({ role: 'user', content: [{ type: 'text', text: ask }] });
+    anthropic.push({ turn, seq: turn, method: 'POST', path: '/v1/messages?beta=true',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: { model: 'recorded', system, messages: [...anthropicMessages], stream: true,
+        max_tokens: 32000 } });
+    anthropicMessages.push({ role: 'assistant', content: [{ type: 'text', text: `Step ${turn} is done.` }] });
+  }
+  const files = [path.join(work, 'chat-session.jsonl'), path.join(work, 'messages-session.jsonl')];
+  writeFileSync(files[0], chat.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(files[1], anthropic.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  return files;
+}
+
+test('replay plays both APIs turn by turn against two servers and reports per turn', async () => {
+  const out = path.join(work, 'replay');
+  const traces = writeTraces();
+  const result = await benchOk(['replay', ...traces, '--interleave', '--url', cached.baseUrl,
+    '--label', 'cache', '--vs', uncached.baseUrl, '--vs-label', 'nocache', '-o', out]);
+  assert.match(result.stdout, /Ratios cache \/ nocache:/);
+  const { rows, summary } = readJson(out, 'replay');
+  assert.equal(rows.length, 12);
+  assert.deepEqual(rows.slice(0, 4).map((r) => [r.session, r.turn, r.server]), [
+    ['chat-session', 1, 'cache'], ['chat-session', 1, 'nocache'],
+    ['messages-session', 1, 'cache'], ['messages-session', 1, 'nocache']]);
+  for (const row of rows) {
+    assert.equal(row.error, '', JSON.stringify(row));
+    assert.ok(row.decode_tokens <= 16, 'max_tokens is capped');
+    if (row.server === 'nocache') assert.equal(row.cached_tokens, 0);
+    if (row.server === 'cache' && row.turn > 1) {
+      assert.ok(row.computed_tokens <= row.new_tokens + 64, JSON.stringify(row));
+    }
+  }
+  for (const session of ['chat-session', 'messages-session']) {
+    const turns = rows.filter((r) => r.session === session && r.server === 'cache');
+    assert.deepEqual(turns.map((r) => r.new_tokens),
+      turns.map((r, i) => r.prompt_tokens - (i ? turns[i - 1].prompt_tokens : 0)));
+    assert.equal(summary.cache[session].later_turns_computed_at_most_new_plus_64, 2);
+    assert.equal(summary.nocache[session].prompt_share_from_cache, 0);
+  }
+  const chart = readChart(out, 'replay-ttft');
+  assert.deepEqual(Object.keys(chart).sort(), ['chat-session, cache', 'chat-session, nocache',
+    'messages-session, cache', 'messages-session, nocache']);
+  assert.deepEqual(chart['chat-session, cache'].map(([x]) => x), [1, 2, 3]);
+});
+
+test('concurrency runs N clients at once and reports per level', async () => {
+  const out = path.join(work, 'concurrency');
+  await benchOk(['concurrency', '--url', cached.baseUrl, '--label', 'ds', '--clients', '1,2',
+    '--requests', '2', '--prompt-tokens', '128', '--decode-tokens', '8', '-o', out]);
+  const { rows } = readJson(out, 'concurrency');
+  assert.deepEqual(rows.map((r) => [r.clients, r.requests, r.failed]), [[1, 2, 0], [2, 4, 0]]);
+  for (const row of rows) {
+    assert.equal(row.generated_tokens, row.requests * 8);
+    assert.ok(Math.abs(row.generated_tokens_per_wall_s - row.generated_tokens / row.wall_s) < 1e-6 * row.generated_tokens_per_wall_s);
+    assert.ok(row.ttft_p95_s >= row.ttft_p50_s);
+  }
+  const chart = readChart(out, 'concurrency-throughput');
+  assert.deepEqual(Object.keys(chart).sort(), ['decode tok/s per request, ds',
+    'generated tokens / wall s, all clients, ds', 'total tokens / wall s, ds']);
+  assert.deepEqual(chart['decode tok/s per request, ds'].map(([x]) => x), [1, 2]);
+});
+
+test('sweep --vs alternates two servers and prints ratios', async () => {
+  const out = path.join(work, 'vs');
+  const result = await benchOk(['sweep', '--url', cached.baseUrl, '--label', 'a', '--vs',
+    uncached.baseUrl, '--vs-label', 'b', '--sizes', '128,256', '--decode-tokens', '4', '-o', out]);
+  const { rows } = readJson(out, 'sweep');
+  assert.deepEqual(rows.map((r) => [r.target_tokens, r.server]),
+    [[128, 'a'], [128, 'b'], [256, 'a'], [256, 'b']]);
+  const ratioLines = result.stdout.split('\n').filter((l) => /^\| (128|256) \| 0 \|/.test(l));
+  assert.equal(ratioLines.length, 2, result.stdout);
+  const [, , , ttftRatio] = ratioLines[0].split('|').map((c) => c.trim());
+  assert.ok(Math.abs(Number(ttftRatio) - rows[0].ttft_s / rows[1].ttft_s) < 1e-3 * Number(ttftRatio));
+  for (const panel of readPanels(out, 'sweep-throughput')) {
+    assert.deepEqual(Object.keys(panel), ['a', 'b']);
+  }
+});
+
+test('bad input fails with one clear message and no files', async () => {
+  const out = path.join(work, 'bad');
+  const noServer = await bench(['sweep', '--url', 'http://127.0.0.1:1', '--model', 'm',
+    '--sizes', '128', '-o', out]);
+  assert.notEqual(noServer.code, 0);
+  assert.match(noServer.stderr, /deltaserve bench: POST http:\/\/127\.0\.0\.1:1\/v1\/chat\/completions failed/);
+  assert.equal(existsSync(out), false);
+  const badSize = await bench(['sweep', '--url', cached.baseUrl, '--sizes', '12x', '-o', out]);
+  assert.notEqual(badSize.code, 0);
+  assert.match(badSize.stderr, /bad size "12x"/);
+  const badUrl = await bench(['sweep', '--url', 'ftp://x', '-o', out]);
+  assert.match(badUrl.stderr, /must start with http:\/\/ or https:\/\//);
+  const garbage = path.join(work, 'garbage.jsonl');
+  writeFileSync(garbage, '{"not": "a record"}\n');
+  const badTrace = await bench(['replay', garbage, '--url', cached.baseUrl, '-o', out]);
+  assert.notEqual(badTrace.code, 0);
+  assert.match(badTrace.stderr, /garbage\.jsonl:1: not a trace record/);
+  const tooLong = await bench(['sweep', '--url', cached.baseUrl, '--sizes', '16k', '-o', out]);
+  assert.notEqual(tooLong.code, 0, 'every request failed');
+  assert.match(tooLong.stderr, /FAILED: POST .*HTTP 400/);
+  assert.equal(readJson(out, 'sweep').rows[0].prompt_tokens, null);
+});
