@@ -24,9 +24,16 @@ std::string SseEvent(std::string_view event, const Json& value) {
 Json TimingsJson(const engine::RequestTimings& request) {
   const engine::Timings& timings = request.generation;
   return Json{{"cached_tokens", timings.cached_prompt_tokens},
-              {"cached_tokens_by_tier", {{"memory", timings.cached_prompt_tokens}}},
+              {"cached_tokens_by_tier",
+               {{"memory", request.cache.tier == engine::CacheTier::kMemory
+                               ? timings.cached_prompt_tokens
+                               : 0},
+                {"disk", request.cache.tier == engine::CacheTier::kDisk
+                             ? timings.cached_prompt_tokens
+                             : 0}}},
               {"prompt_tokens_computed", timings.computed_prompt_tokens},
               {"cache", timings.cached_prompt_tokens > 0 ? "hit" : "miss"},
+              {"cache_tier", engine::CacheTierName(request.cache.tier)},
               {"cache_limit", request.cache.limit_name()},
               {"queue_ms", request.queue_s * 1e3},
               {"restore_ms", request.cache.restore_s * 1e3},

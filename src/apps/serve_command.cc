@@ -9,7 +9,9 @@
 #include <filesystem>
 
 #include "apps/commands.h"
+#include "apps/cache_settings.h"
 #include "apps/loaded_model.h"
+#include "apps/model_fingerprint.h"
 #include "base/log.h"
 #include "engine/scheduler.h"
 #include "server/chat_service.h"
@@ -23,8 +25,37 @@ struct ServeFlags {
   server::ServerOptions server;
   engine::EngineOptions engine;
   server::ChatServiceOptions chat;
-  int64_t cache_ram_mib = 8192;
+  std::string cache_config;
+  CacheSettings cache;          // defaults, or what a flag set
+  std::vector<CLI::Option*> cache_flags;  // applied over the config file when given
 };
+
+// Defaults, then the --cache-config file, then the cache flags given explicitly.
+StatusOr<CacheSettings> ResolveCacheSettings(const ServeFlags& flags) {
+  CacheSettings settings;
+  if (!flags.cache_config.empty()) {
+    DS_RETURN_IF_ERROR(ApplyCacheConfigFile(flags.cache_config, &settings));
+  }
+  for (CLI::Option* option : flags.cache_flags) {
+    if (option->count() == 0) continue;
+    const std::string name = option->get_name();
+    if (name == "--cache-ram") {
+      settings.memory_mib = flags.cache.memory_mib;
+      settings.memory_enabled = flags.cache.memory_mib > 0;
+    } else if (name == "--cache-dir") {
+      settings.disk_dir = flags.cache.disk_dir;
+    } else if (name == "--cache-disk-gb") {
+      settings.disk_cap_gb = flags.cache.disk_cap_gb;
+      settings.disk_enabled = flags.cache.disk_cap_gb > 0;
+    } else if (name == "--cache-block") {
+      settings.block_tokens = flags.cache.block_tokens;
+    } else if (name == "--snapshot-interval") {
+      settings.snapshot_interval = flags.cache.snapshot_interval;
+    }
+  }
+  DS_RETURN_IF_ERROR(ValidateCacheSettings(settings));
+  return settings;
+}
 
 // SIGINT and SIGTERM are blocked in every thread and taken by sigwait() in the main thread, so
 // shutdown runs as ordinary code rather than in a signal handler.
@@ -45,13 +76,11 @@ Status Serve(ServeFlags flags) {
                                       ? loaded.model->hparams().n_ctx_train
                                       : 8192;
   }
-  // 2^40 MiB is far past any machine and keeps the byte count inside int64.
-  if (flags.cache_ram_mib < 0 || flags.cache_ram_mib > (int64_t{1} << 40) ||
-      flags.engine.cache.block_tokens <= 0 || flags.engine.cache.snapshot_interval_tokens < 0) {
-    return InvalidArgumentError(
-        "--cache-ram must be in [0, 2^40] MiB, --snapshot-interval >= 0 and --cache-block > 0");
+  DS_ASSIGN_OR_RETURN(CacheSettings cache, ResolveCacheSettings(flags));
+  flags.engine.cache = EngineCacheOptions(cache, ModelFingerprint(*loaded.file));
+  if (cache.disk_enabled && cache.disk_cap_gb > 0 && flags.engine.cache.budget_bytes == 0) {
+    DS_LOG_WARN("disk cache tier off: it needs the memory tier, which is off");
   }
-  flags.engine.cache.budget_bytes = flags.cache_ram_mib << 20;
   engine::Engine engine(loaded.model.get(), flags.engine);
   DS_ASSIGN_OR_RETURN(std::unique_ptr<server::ChatService> service,
                       server::ChatService::Create(&engine, loaded.tokenizer.get(), flags.chat));
@@ -63,9 +92,13 @@ Status Serve(ServeFlags flags) {
   server::HttpServer http(flags.server, service.get());
   DS_RETURN_IF_ERROR(http.Start());
   DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens, "
-              "prefix cache {} MiB",
+              "prefix cache {} MiB in memory, disk tier {}",
               flags.server.model_id, loaded.model->hparams().arch, flags.server.host, http.port(),
-              flags.engine.max_parallel, flags.engine.context_tokens, flags.cache_ram_mib);
+              flags.engine.max_parallel, flags.engine.context_tokens,
+              flags.engine.cache.budget_bytes >> 20,
+              engine.cache() != nullptr && engine.cache()->disk() != nullptr
+                  ? engine.cache()->disk()->options().dir
+                  : std::string("off"));
   std::fprintf(stderr, "deltaserve: listening on http://%s:%d\n", flags.server.host.c_str(),
                http.port());
   int signal_number = 0;
@@ -113,18 +146,33 @@ CommandFn RegisterServe(CLI::App* app) {
   env(app->add_option("--max-body-bytes", flags->server.max_body_bytes, "largest request body")
           ->capture_default_str(),
       "DELTASERVE_MAX_BODY_BYTES");
-  env(app->add_option("--cache-ram", flags->cache_ram_mib,
-                      "MiB of memory for the prefix cache (0: off)")
-          ->capture_default_str(),
-      "DELTASERVE_CACHE_RAM");
-  env(app->add_option("--cache-block", flags->engine.cache.block_tokens,
-                      "tokens per cached KV block")
-          ->capture_default_str(),
-      "DELTASERVE_CACHE_BLOCK");
-  env(app->add_option("--snapshot-interval", flags->engine.cache.snapshot_interval_tokens,
-                      "hybrid models: also snapshot every this many prompt tokens (0: never)")
-          ->capture_default_str(),
-      "DELTASERVE_SNAPSHOT_INTERVAL");
+  auto cache_flag = [&](CLI::Option* option, const char* name) {
+    env(option, name);
+    flags->cache_flags.push_back(option);
+  };
+  env(app->add_option("--cache-config", flags->cache_config,
+                      "JSON file with every cache setting (flags given override it)"),
+      "DELTASERVE_CACHE_CONFIG");
+  cache_flag(app->add_option("--cache-ram", flags->cache.memory_mib,
+                             "MiB of memory for the prefix cache (0: off)")
+                 ->capture_default_str(),
+             "DELTASERVE_CACHE_RAM");
+  cache_flag(app->add_option("--cache-dir", flags->cache.disk_dir,
+                             "directory of the disk tier (default: $XDG_CACHE_HOME/deltaserve, "
+                             "else ~/.cache/deltaserve)"),
+             "DELTASERVE_CACHE_DIR");
+  cache_flag(app->add_option("--cache-disk-gb", flags->cache.disk_cap_gb,
+                             "GB the disk tier may hold (0: no disk tier)")
+                 ->capture_default_str(),
+             "DELTASERVE_CACHE_DISK_GB");
+  cache_flag(app->add_option("--cache-block", flags->cache.block_tokens,
+                             "tokens per cached KV block")
+                 ->capture_default_str(),
+             "DELTASERVE_CACHE_BLOCK");
+  cache_flag(app->add_option("--snapshot-interval", flags->cache.snapshot_interval,
+                             "hybrid models: also snapshot every this many prompt tokens (0: never)")
+                 ->capture_default_str(),
+             "DELTASERVE_SNAPSHOT_INTERVAL");
   env(app->add_option("--volatile-system-prefix", flags->chat.volatile_system_prefixes,
                       "drop Anthropic system blocks starting with this (repeatable; an empty "
                       "value clears the list)")

@@ -163,6 +163,10 @@ int64_t PrefixCache::SnapshotSavedTokens(std::span<const PayloadId> path,
 void PrefixCache::Touch(PayloadId id, int64_t saved_tokens, bool hit) {
   RecordMeta& meta = index_.meta(id);
   if (hit) meta.hits += 1;
+  if (options_.eviction == EvictionPolicy::kRecency) {
+    meta.priority = static_cast<double>(++uses_);
+    return;
+  }
   const double weight = index_.IsSnapshot(id) ? KindWeight(index_.snapshot(id).kind) : 1.0;
   meta.priority = clock_ + RecordValue(saved_tokens, meta.bytes, meta.hits, weight);
 }

@@ -171,6 +171,7 @@ class PrefixCache {
   Ghosts ghosts_;
   EvictionListener listener_;
   double clock_ = 0;  // GDSF clock: priority of the latest victim
+  uint64_t uses_ = 0;  // EvictionPolicy::kRecency: the priority of the latest use
   int64_t num_leases_ = 0;
   bool in_listener_ = false;
   CacheStats counters_;  // event counters; sizes come from the index

@@ -65,6 +65,12 @@ enum class ResumeLimit : uint8_t {
 inline constexpr int kNumResumeLimits = 6;
 const char* ResumeLimitName(ResumeLimit limit);
 
+// How records are valued within an eviction class.
+enum class EvictionPolicy : uint8_t {
+  kValue,    // GDSF: recency, hits and tokens saved per byte (eviction.h)
+  kRecency,  // least recently used first
+};
+
 struct CacheOptions {
   // Tokens per KV block; keys and resume points of dense models are per block.
   int64_t block_tokens = 256;
@@ -80,6 +86,7 @@ struct CacheOptions {
   int64_t max_ghosts = 4096;
   // Null means xxh3-128 (chain_hash.h).
   ChainHashFn chain_hash = nullptr;
+  EvictionPolicy eviction = EvictionPolicy::kValue;
 };
 
 }  // namespace ds::cache

@@ -1,10 +1,12 @@
 #include "engine/state_cache.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/system_memory.h"
 
 namespace ds::engine {
 namespace {
@@ -15,10 +17,35 @@ cache::CacheOptions CoreOptions(const StateCacheOptions& options, bool has_recur
   core.block_tokens = options.block_tokens;
   core.budget_bytes = options.budget_bytes;
   core.has_recurrent_state = has_recurrent_state;
+  core.model_seed = options.model_fingerprint;
+  core.eviction = options.eviction;
   return core;
 }
 
+// The tensors of every payload, with shapes and dtypes: a disk record made for another layout
+// is never restored.
+std::string PayloadLayout(const state::StateLayout& layout) {
+  int64_t attention = 0, recurrent = 0;
+  for (state::LayerKind kind : layout.layer_kinds) {
+    (kind == state::LayerKind::kAttention ? attention : recurrent) += 1;
+  }
+  return "kv: f32 [rows][" + std::to_string(attention) + " layers][K,V][" +
+         std::to_string(layout.kv_row_floats) + "]; recurrent: f32 [" +
+         std::to_string(recurrent) + " layers][conv " + std::to_string(layout.conv_floats) +
+         ", ssm " + std::to_string(layout.ssm_floats) + "] after a " +
+         std::to_string(state::SequenceState::kSnapshotHeaderBytes) + "-byte header";
+}
+
 }  // namespace
+
+const char* CacheTierName(CacheTier tier) {
+  switch (tier) {
+    case CacheTier::kMemory: return "memory";
+    case CacheTier::kDisk: return "disk";
+    case CacheTier::kNone: break;
+  }
+  return "none";
+}
 
 StateCache::StateCache(const StateCacheOptions& options, const state::StateLayout& layout)
     : options_(options),
@@ -26,7 +53,39 @@ StateCache::StateCache(const StateCacheOptions& options, const state::StateLayou
       cache_(CoreOptions(options, has_recurrent_state_)) {
   cache_.SetEvictionListener(
       [this](const cache::EvictedRecord& record) { payloads_.erase(record.payload); });
+  if (options.disk.has_value()) {
+    cache::DiskTierOptions disk;
+    disk.dir = options.disk->dir;
+    disk.cap_bytes = options.disk->cap_bytes;
+    disk.block_tokens = options.block_tokens;
+    disk.has_recurrent_state = has_recurrent_state_;
+    disk.layout = PayloadLayout(layout);
+    disk.seed = options.model_fingerprint;
+    disk.verify_checksums = options.disk->verify_checksums;
+    disk.eviction = options.eviction;
+    StatusOr<std::unique_ptr<cache::DiskTier>> opened = cache::DiskTier::Open(disk);
+    if (opened.ok()) {
+      disk_ = std::move(opened).value();
+      const cache::DiskStats stats = disk_->stats();
+      DS_LOG_INFO("disk cache tier: {} ({} records, {:.1f} MiB, opened in {:.3f} s)", disk.dir,
+                  stats.records_at_open, stats.used_bytes / 1048576.0, stats.open_s);
+    } else {
+      DS_LOG_WARN("disk cache tier off, serving goes on with the memory tier: {}",
+                  opened.status().message());
+    }
+  }
   PublishStats();
+}
+
+void StateCache::FlushDisk() {
+  if (disk_ != nullptr) disk_->Flush();
+}
+
+int64_t StateCache::MaxRestoreBytes() const {
+  if (!options_.restore_guard) return std::numeric_limits<int64_t>::max();
+  const int64_t available = AvailableMemoryBytes();
+  if (available < 0) return std::numeric_limits<int64_t>::max();
+  return std::max<int64_t>(0, available - options_.restore_reserve_bytes);
 }
 
 std::span<const uint8_t> StateCache::Payload(cache::PayloadId id) const {
@@ -34,42 +93,89 @@ std::span<const uint8_t> StateCache::Payload(cache::PayloadId id) const {
   // A record whose bytes are missing restores nothing, and the size checks turn that into a
   // cold start.
   if (it == payloads_.end()) return {};
-  return it->second;
+  return *it->second;
+}
+
+Status StateCache::RestoreFromMemory(const cache::Match& match, state::SequenceState* state) {
+  const int64_t block = options_.block_tokens;
+  for (const cache::BlockRef& ref : match.blocks) {
+    DS_RETURN_IF_ERROR(state->AppendKvRows(Payload(ref.payload), block, block));
+  }
+  if (!match.tail.has_value()) return OkStatus();
+  const cache::TailRef& tail = *match.tail;
+  std::span<const uint8_t> bytes = Payload(tail.payload);
+  const int64_t kv_bytes = state->KvRowsBytes(tail.record_rows);
+  if (static_cast<int64_t>(bytes.size()) < kv_bytes) {
+    return InternalError("cached record shorter than its KV rows");
+  }
+  DS_RETURN_IF_ERROR(state->AppendKvRows(bytes.first(kv_bytes), tail.record_rows, tail.num_rows));
+  if (tail.is_snapshot && has_recurrent_state_) {
+    DS_RETURN_IF_ERROR(state->Restore(bytes.subspan(kv_bytes)));
+  }
+  return OkStatus();
+}
+
+Status StateCache::RestoreFromDisk(const cache::DiskMatch& match, std::span<const int32_t> tokens,
+                                   state::SequenceState* state) {
+  std::vector<uint8_t> payload;
+  for (const cache::DiskRecordRef& ref : match.records) {
+    DS_RETURN_IF_ERROR(disk_->Read(ref, tokens, &payload));
+    const int64_t kv_bytes = state->KvRowsBytes(ref.record_rows);
+    if (static_cast<int64_t>(payload.size()) < kv_bytes) {
+      return DataLossError("disk record shorter than its KV rows");
+    }
+    DS_RETURN_IF_ERROR(state->AppendKvRows(std::span<const uint8_t>(payload).first(kv_bytes),
+                                           ref.record_rows, ref.copy_rows));
+    if (ref.is_snapshot && has_recurrent_state_) {
+      DS_RETURN_IF_ERROR(state->Restore(std::span<const uint8_t>(payload).subspan(kv_bytes)));
+    }
+  }
+  return OkStatus();
 }
 
 CacheLookup StateCache::Restore(std::span<const int32_t> tokens, state::SequenceState* state) {
   const Clock::time_point start = Clock::now();
   state->Clear();
-  cache::Match match = cache_.Lookup(tokens);
+  const int64_t max_restore_bytes = MaxRestoreBytes();
+  cache::Match match = cache_.Lookup(tokens, {.max_restore_bytes = max_restore_bytes});
   CacheLookup lookup;
   lookup.longest_match_tokens = match.longest_match_tokens;
   lookup.limit = match.limit;
   lookup.cached_window = std::move(match.cached_window);
-  const int64_t block = options_.block_tokens;
-  Status status = OkStatus();
-  for (const cache::BlockRef& ref : match.blocks) {
-    status = state->AppendKvRows(Payload(ref.payload), block, block);
-    if (!status.ok()) break;
-  }
-  if (status.ok() && match.tail.has_value()) {
-    const cache::TailRef& tail = *match.tail;
-    std::span<const uint8_t> bytes = Payload(tail.payload);
-    const int64_t kv_bytes = state->KvRowsBytes(tail.record_rows);
-    if (static_cast<int64_t>(bytes.size()) < kv_bytes) {
-      status = InternalError("cached record shorter than its KV rows");
+  if (disk_ != nullptr) {
+    cache::DiskMatch on_disk = disk_->Lookup(tokens, max_restore_bytes);
+    if (on_disk.resume_tokens > match.resume_tokens) {
+      Status status = RestoreFromDisk(on_disk, tokens, state);
+      disk_->Release(on_disk);
+      if (status.ok() && state->num_tokens() == on_disk.resume_tokens) {
+        match.lease.Release();
+        lookup.resumed_tokens = on_disk.resume_tokens;
+        lookup.longest_match_tokens =
+            std::max(lookup.longest_match_tokens, on_disk.resume_tokens);
+        lookup.limit = cache::ResumeLimit::kReachedMatch;
+        lookup.tier = CacheTier::kDisk;
+        lookup.restore_s = SecondsSince(start);
+        // Promoted: the next turn of this conversation finds it in memory.
+        Store(tokens, *state, on_disk.kind);
+        return lookup;
+      }
+      DS_LOG_WARN("disk cache restore failed, using the memory tier: {}", status.message());
+      state->Clear();
     } else {
-      status = state->AppendKvRows(bytes.first(kv_bytes), tail.record_rows, tail.num_rows);
+      disk_->Release(on_disk);
     }
-    if (status.ok() && tail.is_snapshot && has_recurrent_state_) {
-      status = state->Restore(bytes.subspan(kv_bytes));
+    if (on_disk.guarded && match.resume_tokens == 0) {
+      lookup.limit = cache::ResumeLimit::kRestoreGuard;
     }
   }
+  Status status = RestoreFromMemory(match, state);
   match.lease.Release();
   if (!status.ok() || state->num_tokens() != match.resume_tokens) {
     DS_LOG_ERROR("cache restore failed, computing the prompt cold: {}", status.message());
     state->Clear();
   } else {
     lookup.resumed_tokens = match.resume_tokens;
+    if (lookup.resumed_tokens > 0) lookup.tier = CacheTier::kMemory;
   }
   lookup.restore_s = SecondsSince(start);
   PublishStats();
@@ -109,10 +215,13 @@ void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceS
     PublishStats();
     return;
   }
+  cache::DiskWrite disk_write;
   for (const cache::NewBlock& added : inserted->new_blocks) {
     std::vector<uint8_t> bytes(state.KvRowsBytes(block));
     state.CopyKvRows(added.index * block, (added.index + 1) * block, bytes.data());
-    payloads_[added.payload] = std::move(bytes);
+    Bytes shared = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+    payloads_[added.payload] = shared;
+    disk_write.blocks.push_back({added.index, std::move(shared)});
   }
   if (inserted->new_snapshot != 0) {
     std::vector<uint8_t> bytes;
@@ -126,7 +235,13 @@ void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceS
     } else if (has_recurrent_state_) {
       bytes.insert(bytes.end(), recurrent.begin(), recurrent.end());
     }
-    payloads_[inserted->new_snapshot] = std::move(bytes);
+    Bytes shared = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+    payloads_[inserted->new_snapshot] = shared;
+    disk_write.snapshot = {kind, std::move(shared)};
+  }
+  if (disk_ != nullptr && (!disk_write.blocks.empty() || disk_write.snapshot.has_value())) {
+    disk_write.tokens.assign(tokens.begin(), tokens.begin() + position);
+    disk_->Submit(std::move(disk_write));
   }
   PublishStats();
 }

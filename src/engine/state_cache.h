@@ -1,12 +1,16 @@
-// StateCache: the memory tier of the prefix cache. It pairs the cache core (cache/prefix_cache.h),
-// which decides what is kept and where a prompt resumes, with the payload bytes of its records,
-// and moves state between those bytes and sequences.
+// StateCache: the prefix cache as the engine sees it. Its memory tier pairs the cache core
+// (cache/prefix_cache.h), which decides what is kept and where a prompt resumes, with the payload
+// bytes of its records; its optional disk tier (cache/disk_tier.h) persists every new record in
+// the background. A lookup takes the deeper resume point of the two tiers; a disk hit is copied
+// into the memory tier, so the next turn finds it there.
 //
 // Payloads (see cache/prefix_cache.h for the records):
 //  - KV block j: SequenceState::CopyKvRows(j * B, (j + 1) * B);
 //  - snapshot at p: the KV rows [floor(p / B) * B, p), then, for hybrid models, the recurrent
 //    slots at p (SequenceState::Snapshot(kRecurrentOnly)).
-// A restore copies payload bytes into a sequence and never changes them.
+// A restore copies payload bytes into a sequence and never changes them. The restore guard keeps
+// a restore within the memory available minus a reserve: a deeper point that needs more falls
+// back to a shallower one, or to computing.
 // Thread safety: Restore and Store run on the engine thread; stats() may be called from any thread.
 #pragma once
 
@@ -16,6 +20,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cache/disk_tier.h"
 #include "cache/prefix_cache.h"
 #include "state/sequence_state.h"
 
@@ -27,7 +36,22 @@ struct StateCacheOptions {
   // Hybrid models: also snapshot at every multiple of this many tokens inside a prefill, so a
   // prompt that diverges inside a long new segment still resumes near it. 0: never.
   int64_t snapshot_interval_tokens = 4096;
+  // Folded into every disk key (the disk directory is also per fingerprint).
+  uint64_t model_fingerprint = 0;
+  // The disk tier, with the model's directory; nullopt: none. Needs the memory tier.
+  struct Disk {
+    std::string dir;
+    int64_t cap_bytes = int64_t{32} << 30;
+    bool verify_checksums = true;
+  };
+  std::optional<Disk> disk;
+  bool restore_guard = true;
+  int64_t restore_reserve_bytes = int64_t{1} << 30;
+  cache::EvictionPolicy eviction = cache::EvictionPolicy::kValue;  // both tiers
 };
+
+enum class CacheTier { kNone, kMemory, kDisk };
+const char* CacheTierName(CacheTier tier);
 
 // What a lookup found and restored, for timings, logs and metrics.
 struct CacheLookup {
@@ -36,6 +60,7 @@ struct CacheLookup {
   int64_t longest_match_tokens = 0;  // shared with anything cached, even where nothing resumes
   cache::ResumeLimit limit = cache::ResumeLimit::kNothingCached;
   std::vector<int32_t> cached_window;  // cached ids from the divergence on
+  CacheTier tier = CacheTier::kNone;    // where the restored state came from
 
   const char* limit_name() const { return cache::ResumeLimitName(limit); }
 };
@@ -43,6 +68,7 @@ struct CacheLookup {
 class StateCache {
  public:
   // REQUIRES: options.budget_bytes > 0; every sequence given to Restore or Store has `layout`.
+  // A disk tier that cannot be opened is logged and left out; serving goes on without it.
   StateCache(const StateCacheOptions& options, const state::StateLayout& layout);
 
   bool has_recurrent_state() const { return has_recurrent_state_; }
@@ -65,15 +91,26 @@ class StateCache {
                std::span<const uint8_t> recurrent, cache::SnapshotKind kind);
 
   cache::CacheStats stats() const;
+  // The disk tier, or null when there is none.
+  const cache::DiskTier* disk() const { return disk_.get(); }
+  // Waits until the disk tier has written everything queued (tests).
+  void FlushDisk();
 
  private:
+  using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
   void PublishStats();
   std::span<const uint8_t> Payload(cache::PayloadId id) const;
+  int64_t MaxRestoreBytes() const;
+  Status RestoreFromMemory(const cache::Match& match, state::SequenceState* state);
+  Status RestoreFromDisk(const cache::DiskMatch& match, std::span<const int32_t> tokens,
+                         state::SequenceState* state);
 
   StateCacheOptions options_;
   bool has_recurrent_state_;
   cache::PrefixCache cache_;
-  std::unordered_map<cache::PayloadId, std::vector<uint8_t>> payloads_;
+  // Shared with the disk writer, which may still be writing a record the memory tier evicted.
+  std::unordered_map<cache::PayloadId, Bytes> payloads_;
+  std::unique_ptr<cache::DiskTier> disk_;
 
   mutable std::mutex stats_mu_;
   cache::CacheStats published_stats_;  // copied after every change, read by metrics

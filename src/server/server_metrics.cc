@@ -6,7 +6,6 @@
 namespace ds::server {
 namespace {
 
-constexpr const char* kTier = "memory";
 // Tokens of context shown on each side of a divergence.
 constexpr int64_t kWindowBefore = 8;
 constexpr int64_t kWindowAfter = 12;
@@ -81,6 +80,16 @@ ServerMetrics::ServerMetrics(const engine::Engine* engine) : engine_(engine) {
   r.DeclareGauge("deltaserve_cache_snapshots", "Snapshots held, by tier and kind.");
   r.DeclareGauge("deltaserve_cache_snapshot_bytes", "Bytes of snapshots, by tier and kind.");
   r.DeclareCounter("deltaserve_cache_evictions_total", "Records evicted, by tier and reason.");
+  r.DeclareGauge("deltaserve_disk_cache_writable",
+                 "1 while the disk tier writes; 0 after a disk failure stopped it.");
+  r.DeclareGauge("deltaserve_disk_cache_pending_bytes", "Payload bytes queued for the disk.");
+  r.DeclareCounter("deltaserve_disk_cache_records_written_total", "Records written to disk.");
+  r.DeclareCounter("deltaserve_disk_cache_writes_dropped_total",
+                   "Disk writes dropped: queue full, too big for the cap, or writing stopped.");
+  r.DeclareCounter("deltaserve_disk_cache_write_errors_total", "Disk writes that failed.");
+  r.DeclareCounter("deltaserve_disk_cache_quarantined_total",
+                   "Damaged disk records moved to quarantine, never restored.");
+  r.DeclareCounter("deltaserve_disk_cache_bytes_read_total", "Payload bytes restored from disk.");
   r.DeclareGauge("deltaserve_sequences_active", "Sequences generating now.");
   r.DeclareGauge("deltaserve_requests_queued", "Requests waiting for a sequence.");
   r.OnRender([this](MetricsRegistry* registry) { RefreshGauges(registry); });
@@ -94,12 +103,15 @@ void ServerMetrics::RecordRequest(api::ApiKind api, const char* outcome,
   r.Add("deltaserve_prompt_tokens_offered_total", {}, static_cast<double>(t.prompt_tokens));
   r.Add("deltaserve_prompt_tokens_computed_total", {},
         static_cast<double>(t.computed_prompt_tokens));
-  r.Add("deltaserve_prompt_tokens_reused_total", {{"tier", kTier}},
-        static_cast<double>(t.cached_prompt_tokens));
+  for (engine::CacheTier tier : {engine::CacheTier::kMemory, engine::CacheTier::kDisk}) {
+    r.Add("deltaserve_prompt_tokens_reused_total", {{"tier", engine::CacheTierName(tier)}},
+          timings.cache.tier == tier ? static_cast<double>(t.cached_prompt_tokens) : 0.0);
+  }
   r.Add("deltaserve_generated_tokens_total", {}, static_cast<double>(t.generated_tokens));
   if (engine_->cache() != nullptr && t.prompt_tokens > 0) {
     r.Add("deltaserve_cache_restores_total",
           {{"outcome", t.cached_prompt_tokens > 0 ? "hit" : "miss"},
+           {"tier", engine::CacheTierName(timings.cache.tier)},
            {"reason", timings.cache.limit_name()}},
           1);
   }
@@ -114,27 +126,53 @@ void ServerMetrics::RefreshGauges(MetricsRegistry* r) const {
   r->Set("deltaserve_requests_queued", {}, engine_->num_queued());
   if (engine_->cache() == nullptr) return;
   const cache::CacheStats s = engine_->cache()->stats();
-  r->Set("deltaserve_cache_bytes", {{"tier", kTier}}, static_cast<double>(s.used_bytes));
-  r->Set("deltaserve_cache_budget_bytes", {{"tier", kTier}}, static_cast<double>(s.budget_bytes));
-  r->Set("deltaserve_cache_blocks", {{"tier", kTier}}, static_cast<double>(s.num_blocks));
+  const MetricLabels memory{{"tier", "memory"}};
+  r->Set("deltaserve_cache_bytes", memory, static_cast<double>(s.used_bytes));
+  r->Set("deltaserve_cache_budget_bytes", memory, static_cast<double>(s.budget_bytes));
+  r->Set("deltaserve_cache_blocks", memory, static_cast<double>(s.num_blocks));
   for (int k = 0; k < cache::kNumSnapshotKinds; ++k) {
     const MetricLabels labels{
-        {"tier", kTier}, {"kind", cache::SnapshotKindName(static_cast<cache::SnapshotKind>(k))}};
+        {"tier", "memory"}, {"kind", cache::SnapshotKindName(static_cast<cache::SnapshotKind>(k))}};
     r->Set("deltaserve_cache_snapshots", labels, static_cast<double>(s.num_snapshots[k]));
     r->Set("deltaserve_cache_snapshot_bytes", labels, static_cast<double>(s.snapshot_bytes[k]));
   }
   for (int k = 0; k < cache::kNumEvictReasons; ++k) {
-    r->Set(
-        "deltaserve_cache_evictions_total",
-        {{"tier", kTier}, {"reason", cache::EvictReasonName(static_cast<cache::EvictReason>(k))}},
-        static_cast<double>(s.evictions[k]));
+    r->Set("deltaserve_cache_evictions_total",
+           {{"tier", "memory"},
+            {"reason", cache::EvictReasonName(static_cast<cache::EvictReason>(k))}},
+           static_cast<double>(s.evictions[k]));
   }
+  const cache::DiskTier* disk = engine_->cache()->disk();
+  if (disk == nullptr) return;
+  const cache::DiskStats d = disk->stats();
+  const MetricLabels on_disk{{"tier", "disk"}};
+  r->Set("deltaserve_cache_bytes", on_disk, static_cast<double>(d.used_bytes));
+  r->Set("deltaserve_cache_budget_bytes", on_disk, static_cast<double>(d.cap_bytes));
+  r->Set("deltaserve_cache_blocks", on_disk, static_cast<double>(d.num_blocks));
+  for (int k = 0; k < cache::kNumSnapshotKinds; ++k) {
+    r->Set("deltaserve_cache_snapshots",
+           {{"tier", "disk"}, {"kind", cache::SnapshotKindName(static_cast<cache::SnapshotKind>(k))}},
+           static_cast<double>(d.num_snapshots[k]));
+  }
+  for (int k = 0; k < cache::kNumEvictReasons; ++k) {
+    r->Set("deltaserve_cache_evictions_total",
+           {{"tier", "disk"},
+            {"reason", cache::EvictReasonName(static_cast<cache::EvictReason>(k))}},
+           static_cast<double>(d.evictions[k]));
+  }
+  r->Set("deltaserve_disk_cache_writable", {}, d.writable ? 1.0 : 0.0);
+  r->Set("deltaserve_disk_cache_pending_bytes", {}, static_cast<double>(d.pending_bytes));
+  r->Set("deltaserve_disk_cache_records_written_total", {}, static_cast<double>(d.records_written));
+  r->Set("deltaserve_disk_cache_writes_dropped_total", {}, static_cast<double>(d.writes_dropped));
+  r->Set("deltaserve_disk_cache_write_errors_total", {}, static_cast<double>(d.write_errors));
+  r->Set("deltaserve_disk_cache_quarantined_total", {}, static_cast<double>(d.quarantined));
+  r->Set("deltaserve_disk_cache_bytes_read_total", {}, static_cast<double>(d.bytes_read));
 }
 
 std::string RequestLogLine(const std::string& uid, const engine::RequestTimings& timings) {
   const engine::Timings& t = timings.generation;
   const std::string outcome = t.cached_prompt_tokens > 0
-                                  ? std::string("HIT(") + kTier + ")"
+                                  ? std::string("HIT(") + engine::CacheTierName(timings.cache.tier) + ")"
                                   : std::string("MISS(") + timings.cache.limit_name() + ")";
   char buf[256];
   std::snprintf(

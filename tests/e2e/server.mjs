@@ -1,6 +1,7 @@
 // Starts a deltaserve server on a free port for a test file and stops it afterwards.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -12,8 +13,13 @@ export const modelPath = [path.join(sharedDir, 'testdata/hybrid/qwen35moe-pub.gg
   .find((p) => existsSync(p));
 
 // `embedded`: serve the model inside the binary even when the shared one is present.
+// The disk tier goes to a fresh directory unless the test names one.
 export async function startServer(extraArgs = [], { embedded = false } = {}) {
   const args = ['serve', '--port', '0', '--threads', '2', ...extraArgs];
+  const cacheDir = extraArgs.includes('--cache-dir')
+    ? extraArgs[extraArgs.indexOf('--cache-dir') + 1]
+    : mkdtempSync(path.join(tmpdir(), 'deltaserve-cache-'));
+  if (!extraArgs.includes('--cache-dir')) args.push('--cache-dir', cacheDir);
   if (modelPath && !embedded && !extraArgs.includes('-m')) args.push('-m', modelPath);
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
@@ -31,6 +37,8 @@ export async function startServer(extraArgs = [], { embedded = false } = {}) {
   });
   return {
     port,
+    cacheDir,
+    pid: child.pid,
     baseUrl: `http://127.0.0.1:${port}`,
     log: () => log,
     async stop() {

@@ -1,0 +1,213 @@
+#include "cache/disk_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace ds::cache {
+namespace {
+
+Status ErrnoError(const std::string& what, int err) {
+  std::string message = what + ": " + std::strerror(err);
+  if (err == ENOSPC || err == EDQUOT || err == EFBIG) return ResourceExhaustedError(message);
+  return UnavailableError(message);
+}
+
+// Full writes, retrying short ones.
+bool WriteAll(int fd, std::span<const uint8_t> bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += n;
+  }
+  return true;
+}
+
+bool ReadAll(int fd, uint8_t* out, size_t size, off_t offset) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, out + done, size - done, offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += n;
+  }
+  return true;
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+Status SyncDirectory(const std::string& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoError("open " + dir, errno);
+  if (::fsync(fd.get()) != 0) return ErrnoError("fsync " + dir, errno);
+  return OkStatus();
+}
+
+// Reads the header of an open record: meta and the header's size.
+StatusOr<int64_t> ReadHeader(int fd, DiskRecordMeta* meta) {
+  std::vector<uint8_t> header(kFixedHeaderBytes);
+  if (!ReadAll(fd, header.data(), header.size(), 0)) {
+    return DataLossError("record shorter than its header");
+  }
+  DS_ASSIGN_OR_RETURN(int64_t rest, ParseFixedHeader(header, meta));
+  header.resize(kFixedHeaderBytes + rest);
+  if (!ReadAll(fd, header.data() + kFixedHeaderBytes, rest, kFixedHeaderBytes)) {
+    return DataLossError("record header truncated");
+  }
+  DS_ASSIGN_OR_RETURN(*meta, DecodeRecordHeader(header));
+  return static_cast<int64_t>(header.size());
+}
+
+}  // namespace
+
+Status EnsurePrivateDirectory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path path(dir);
+  std::vector<std::filesystem::path> missing;
+  for (auto p = path; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      return ErrnoError("cannot create " + it->string(), errno);
+    }
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("cannot stat " + dir, errno);
+  if (!S_ISDIR(st.st_mode)) return UnavailableError(dir + " is not a directory");
+  if (st.st_uid == ::geteuid() && (st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0) {
+    return ErrnoError("cannot make " + dir + " private", errno);
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return ErrnoError("cannot write " + dir, errno);
+  return OkStatus();
+}
+
+Status WriteRecordAtomically(const std::string& dir, const std::string& name,
+                             std::span<const uint8_t> header, std::span<const uint8_t> payload) {
+  static std::atomic<uint64_t> sequence{0};
+  const std::string tmp_dir = dir + "/" + kTmpDirName;
+  const std::string tmp = tmp_dir + "/" + name + "." + std::to_string(::getpid()) + "." +
+                          std::to_string(sequence++);
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (fd.get() < 0) return ErrnoError("cannot create " + tmp, errno);
+  if (!WriteAll(fd.get(), header) || !WriteAll(fd.get(), payload) || ::fsync(fd.get()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot write " + tmp, err);
+  }
+  if (::close(fd.release()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot write " + tmp, err);
+  }
+  const std::string final_path = dir + "/" + name;
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot rename " + tmp, err);
+  }
+  return SyncDirectory(dir);
+}
+
+Status ReadRecord(const std::string& path, bool verify_payload, DiskRecordMeta* meta,
+                  std::vector<uint8_t>* payload) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoError("cannot open " + path, errno);
+  DS_ASSIGN_OR_RETURN(int64_t header_bytes, ReadHeader(fd.get(), meta));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  if (st.st_size != header_bytes + meta->payload_bytes) {
+    return DataLossError("record size " + std::to_string(st.st_size) + " does not match its " +
+                         "header (" + std::to_string(header_bytes + meta->payload_bytes) + ")");
+  }
+  payload->resize(meta->payload_bytes);
+  if (!ReadAll(fd.get(), payload->data(), payload->size(), header_bytes)) {
+    return DataLossError("record payload truncated");
+  }
+  if (verify_payload && !(PayloadChecksum(*payload) == meta->payload_checksum)) {
+    return DataLossError("record payload checksum mismatch");
+  }
+  return OkStatus();
+}
+
+void Quarantine(const std::string& dir, const std::string& name) {
+  const std::string target_dir = dir + "/" + kQuarantineDirName;
+  ::mkdir(target_dir.c_str(), 0700);
+  const std::string from = dir + "/" + name;
+  const std::string to = target_dir + "/" + name;
+  if (::rename(from.c_str(), to.c_str()) != 0) ::unlink(from.c_str());
+}
+
+std::vector<ScannedRecord> ScanRecords(const std::string& dir) {
+  std::vector<ScannedRecord> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* entry = ::readdir(d)) {
+    std::string name = entry->d_name;
+    if (name.size() < 5 || name.compare(name.size() - 4, 4, ".rec") != 0) continue;
+    ScannedRecord record;
+    record.name = name;
+    const std::string path = dir + "/" + name;
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) continue;  // gone since readdir
+    record.file_bytes = st.st_size;
+    StatusOr<int64_t> header_bytes = ReadHeader(fd.get(), &record.meta);
+    if (!header_bytes.ok()) {
+      record.status = header_bytes.status();
+    } else if (st.st_size != *header_bytes + record.meta.payload_bytes) {
+      record.status = DataLossError("record size does not match its header");
+    }
+    out.push_back(std::move(record));
+  }
+  ::closedir(d);
+  return out;
+}
+
+int64_t RemoveTemporaryFiles(const std::string& dir) {
+  const std::string tmp_dir = dir + "/" + kTmpDirName;
+  DIR* d = ::opendir(tmp_dir.c_str());
+  if (d == nullptr) return 0;
+  int64_t removed = 0;
+  while (dirent* entry = ::readdir(d)) {
+    std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    // <record>.<pid>.<sequence>: a live writer's file stays (another server on this directory).
+    size_t last = name.rfind('.');
+    size_t pid_dot = last == std::string::npos || last == 0 ? std::string::npos
+                                                            : name.rfind('.', last - 1);
+    if (pid_dot != std::string::npos) {
+      pid_t pid = static_cast<pid_t>(std::atoll(name.c_str() + pid_dot + 1));
+      if (pid > 0 && pid != ::getpid() && (::kill(pid, 0) == 0 || errno == EPERM)) continue;
+    }
+    if (::unlink((tmp_dir + "/" + name).c_str()) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
+}
+
+}  // namespace ds::cache

@@ -1,0 +1,51 @@
+// File-system steps of the disk tier: private directories, atomic record writes (temporary file,
+// fsync, rename, fsync of the directory), reading records back, quarantine, and the scan that
+// lists a directory's records from their headers alone.
+// Thread safety: free functions; callers serialise writes to one directory.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "cache/disk_record.h"
+
+namespace ds::cache {
+
+inline constexpr const char* kTmpDirName = "tmp";
+inline constexpr const char* kQuarantineDirName = "quarantine";
+
+// Creates `dir` and its parents as needed, mode 0700, and tightens an existing directory we own
+// to 0700. Fails when it cannot be created or written.
+Status EnsurePrivateDirectory(const std::string& dir);
+
+// Writes header + payload to dir/name atomically, mode 0600: readers see the old state or the
+// whole new file, never a torn one, and a crash leaves at most a file in dir/tmp.
+Status WriteRecordAtomically(const std::string& dir, const std::string& name,
+                             std::span<const uint8_t> header, std::span<const uint8_t> payload);
+
+// Reads a whole record: its meta and payload. Checks the header checksum, the file size and, when
+// `verify_payload`, the payload checksum.
+Status ReadRecord(const std::string& path, bool verify_payload, DiskRecordMeta* meta,
+                  std::vector<uint8_t>* payload);
+
+// Moves a damaged record into dir/quarantine, where it is never read again.
+void Quarantine(const std::string& dir, const std::string& name);
+
+struct ScannedRecord {
+  std::string name;
+  int64_t file_bytes = 0;
+  Status status;  // OK; Unimplemented for another format version; DataLoss when damaged
+  DiskRecordMeta meta;  // header fields and ids when status is OK
+};
+
+// Every *.rec file of `dir`, from headers only (payloads are not read).
+std::vector<ScannedRecord> ScanRecords(const std::string& dir);
+
+// Deletes files left in dir/tmp by interrupted writes of processes no longer running; returns
+// how many.
+int64_t RemoveTemporaryFiles(const std::string& dir);
+
+}  // namespace ds::cache
