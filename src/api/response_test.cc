@@ -86,6 +86,7 @@ FinishInfo ScriptedFinish() {
   finish.timings.cache.restore_s = 0.125;
   finish.timings.ttft_s = 0.875;
   finish.timings.cache.limit = cache::ResumeLimit::kReachedMatch;
+  finish.timings.cache.tier = engine::CacheTier::kDisk;
   return finish;
 }
 
@@ -97,8 +98,9 @@ ChatRequest Request(ApiKind api) {
 }
 
 const Json kTimings = Json::parse(R"({"cached_tokens": 60,
-    "cached_tokens_by_tier": {"memory": 60}, "prompt_tokens_computed": 40,
-    "cache": "hit", "cache_limit": "reached_match", "queue_ms": 250.0, "restore_ms": 125.0,
+    "cached_tokens_by_tier": {"memory": 0, "disk": 60}, "prompt_tokens_computed": 40,
+    "cache": "hit", "cache_tier": "disk", "cache_limit": "reached_match", "queue_ms": 250.0,
+    "restore_ms": 125.0,
     "prefill_ms": 500.0, "ttft_ms": 875.0, "decode_tokens": 21, "decode_ms": 2000.0,
     "decode_tokens_per_s": 10.0, "prefill_tokens_per_s": 80.0})");
 

@@ -179,6 +179,7 @@ TEST_F(PromptCacheTest, MissDiagnosticsShowWhereAndWhy) {
   timings.cache.longest_match_tokens = timings.generation.cached_prompt_tokens;
   EXPECT_EQ(server::MissDiagnostics("r1", prompt, timings, *tokenizer_), "");
 
+  timings.cache.tier = engine::CacheTier::kMemory;
   timings.generation.generated_tokens = 11;
   timings.generation.decode_s = 0.5;
   timings.cache.restore_s = 0.25;

@@ -112,7 +112,7 @@ test('/metrics agrees with the responses', async () => {
   assert.ok(await metric('deltaserve_cache_bytes{tier="memory"}') > 0);
   let hits = 0;
   for (const reason of ['reached_match', 'no_snapshot', 'snapshot_at_end']) {
-    hits += await metric(`deltaserve_cache_restores_total{outcome="hit",reason="${reason}"}`);
+    hits += await metric(`deltaserve_cache_restores_total{outcome="hit",reason="${reason}",tier="memory"}`);
   }
   assert.equal(hits, 5, 'every request but the first of each conversation');
   assert.ok(await metric('deltaserve_cache_snapshots{kind="message_boundary",tier="memory"}') > 0);
