@@ -14,5 +14,6 @@ CommandFn RegisterMakeModel(CLI::App* app);
 CommandFn RegisterBenchModel(CLI::App* app);
 CommandFn RegisterServe(CLI::App* app);
 CommandFn RegisterBench(CLI::App* app);
+CommandFn RegisterCache(CLI::App* app);
 
 }  // namespace ds::apps

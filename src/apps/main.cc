@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand(
       "bench", "benchmark a running OpenAI-compatible server: sweep, compare, replay, concurrency");
   commands[bench] = ds::apps::RegisterBench(bench);
+  CLI::App* cache = app.add_subcommand(
+      "cache", "inspect and maintain the disk cache: ls, stat, verify, gc, clear");
+  commands[cache] = ds::apps::RegisterCache(cache);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,37 @@
+// What a disk-tier directory holds, read from record headers alone, for `deltaserve cache`:
+// the conversations (each snapshot no other snapshot extends, with the records on its path),
+// records no lookup can reach (orphans), damaged records and records of other formats.
+// Thread safety: a pure function over the file system.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cache/disk_files.h"
+
+namespace ds::cache {
+
+struct DiskConversation {
+  int64_t tokens = 0;               // position of its deepest snapshot
+  std::vector<size_t> snapshots;    // indices into DiskInventory::records, by position
+  int64_t blocks = 0;               // KV blocks on its path
+  int64_t bytes = 0;                // files on its path (shared ones count in every path)
+  int64_t newest_unix_s = 0;
+};
+
+struct DiskInventory {
+  std::vector<ScannedRecord> records;     // readable records of this format
+  std::vector<std::string> damaged;       // names of records whose header is damaged
+  std::vector<std::string> other_format;  // names of records of another format version
+  std::vector<std::string> orphans;       // names of records whose parent block is missing
+  std::vector<DiskConversation> conversations;  // newest first
+  int64_t record_bytes = 0;
+  int64_t quarantined_files = 0;
+  int64_t quarantined_bytes = 0;
+  int64_t temporary_files = 0;
+};
+
+DiskInventory TakeInventory(const std::string& model_dir);
+
+}  // namespace ds::cache
