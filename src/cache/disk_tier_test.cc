@@ -1,0 +1,398 @@
+// The disk tier without a model: records round-trip through files and restarts, damage of any
+// kind is caught and quarantined, other formats are left alone, the cap holds, the restore guard
+// picks a shallower point, and a failing disk stops writes without stopping lookups.
+#include "cache/disk_tier.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "cache/disk_files.h"
+#include "cache/disk_inventory.h"
+
+namespace ds::cache {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kBlock = 4;
+constexpr const char* kLayout = "test layout: f32 [rows][2]";
+
+class DiskTierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("disk_tier_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(dir_, fs::perms::owner_all, ec);
+    fs::remove_all(dir_, ec);
+  }
+
+  DiskTierOptions Options(bool hybrid = true) {
+    DiskTierOptions o;
+    o.dir = dir_.string();
+    o.cap_bytes = int64_t{1} << 30;
+    o.block_tokens = kBlock;
+    o.has_recurrent_state = hybrid;
+    o.layout = kLayout;
+    o.seed = 7;
+    return o;
+  }
+
+  std::unique_ptr<DiskTier> Open(const DiskTierOptions& options) {
+    StatusOr<std::unique_ptr<DiskTier>> tier = DiskTier::Open(options);
+    EXPECT_TRUE(tier.ok()) << tier.status().ToString();
+    return tier.ok() ? std::move(tier).value() : nullptr;
+  }
+
+  // Payload bytes that name their record, so a restore of the wrong one shows.
+  static std::shared_ptr<const std::vector<uint8_t>> Payload(int64_t tag, int64_t size = 64) {
+    std::vector<uint8_t> bytes(size);
+    for (int64_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(tag * 31 + i);
+    return std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  }
+
+  // Blocks [0, tokens.size() / kBlock) and a snapshot at tokens.size().
+  static DiskWrite Conversation(const std::vector<int32_t>& tokens, int64_t tag,
+                                SnapshotKind kind = SnapshotKind::kGenerationEnd) {
+    DiskWrite w;
+    w.tokens = tokens;
+    for (int64_t j = 0; j < static_cast<int64_t>(tokens.size()) / kBlock; ++j) {
+      w.blocks.push_back({j, Payload(tag * 100 + j)});
+    }
+    w.snapshot = {kind, Payload(tag * 100 + 99)};
+    return w;
+  }
+
+  std::vector<std::string> Records() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      if (e.path().extension() == ".rec") names.push_back(e.path().filename());
+    }
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+std::vector<int32_t> Ids(int64_t n, int32_t start = 0) {
+  std::vector<int32_t> ids(n);
+  std::iota(ids.begin(), ids.end(), start);
+  return ids;
+}
+
+TEST(DiskRecordTest, HeaderRoundTripsAndDamageIsCaught) {
+  DiskRecordMeta meta;
+  meta.is_snapshot = true;
+  meta.kind = SnapshotKind::kInterrupted;
+  meta.begin_tokens = 8;
+  meta.end_tokens = 11;
+  meta.key = {1, 2};
+  meta.parent_key = {3, 4};
+  meta.layout = kLayout;
+  meta.ids = {5, 6, 7};
+  meta.payload_bytes = 100;
+  meta.payload_checksum = {9, 10};
+  meta.written_unix_s = 1234;
+  std::vector<uint8_t> header = EncodeRecordHeader(meta);
+  ASSERT_EQ(static_cast<int64_t>(header.size()), RecordHeaderBytes(meta.layout.size(), 3));
+  StatusOr<DiskRecordMeta> back = DecodeRecordHeader(header);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->ids, meta.ids);
+  EXPECT_EQ(back->layout, meta.layout);
+  EXPECT_EQ(back->kind, SnapshotKind::kInterrupted);
+  EXPECT_EQ(back->parent_key, meta.parent_key);
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::vector<uint8_t> damaged = header;
+    damaged[i] ^= 0x40;
+    StatusOr<DiskRecordMeta> bad = DecodeRecordHeader(damaged);
+    EXPECT_FALSE(bad.ok()) << "flipped byte " << i;
+  }
+  for (size_t n = 0; n < header.size(); ++n) {
+    EXPECT_FALSE(DecodeRecordHeader(std::span(header).first(n)).ok()) << "truncated to " << n;
+  }
+  std::vector<uint8_t> newer = header;
+  newer[4] = 2;  // format version
+  EXPECT_EQ(DecodeRecordHeader(newer).status().code(), StatusCode::kUnimplemented);
+}
+
+TEST_F(DiskTierTest, RecordsSurviveARestartAndAreChecked) {
+  const std::vector<int32_t> tokens = Ids(10);
+  {
+    auto tier = Open(Options());
+    ASSERT_NE(tier, nullptr);
+    tier->Submit(Conversation(tokens, 1));
+    tier->Flush();
+    EXPECT_EQ(tier->stats().records_written, 3);  // blocks 0 and 1, snapshot at 10
+  }
+  EXPECT_EQ(fs::status(dir_).permissions() & fs::perms::all, fs::perms::owner_all);
+  for (const std::string& name : Records()) {
+    EXPECT_EQ(fs::status(dir_ / name).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write)
+        << name;
+  }
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  EXPECT_EQ(tier->stats().records_at_open, 3);
+  std::vector<int32_t> longer = Ids(14);
+  DiskMatch match = tier->Lookup(longer, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(match.resume_tokens, 10);
+  ASSERT_EQ(match.records.size(), 3u);
+  EXPECT_EQ(match.kind, SnapshotKind::kGenerationEnd);
+  std::vector<uint8_t> payload;
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(tier->Read(match.records[i], longer, &payload).ok());
+    EXPECT_EQ(payload, *Payload(100 + i));
+  }
+  ASSERT_TRUE(tier->Read(match.records[2], longer, &payload).ok());
+  EXPECT_EQ(payload, *Payload(199));
+  tier->Release(match);
+
+  // The whole stored prompt again resumes before its last token, at the last block boundary.
+  EXPECT_EQ(tier->Lookup(tokens, std::numeric_limits<int64_t>::max()).resume_tokens, 0)
+      << "a hybrid model has no snapshot before 10";
+  // A request that differs inside block 1 shares block 0 but no snapshot.
+  std::vector<int32_t> other = Ids(14);
+  other[5] = 999;
+  EXPECT_EQ(tier->Lookup(other, std::numeric_limits<int64_t>::max()).resume_tokens, 0);
+}
+
+TEST_F(DiskTierTest, DenseModelsResumeInsideAnyCachedBlock) {
+  auto tier = Open(Options(/*hybrid=*/false));
+  ASSERT_NE(tier, nullptr);
+  DiskWrite w;
+  w.tokens = Ids(8);
+  w.blocks = {{0, Payload(1)}, {1, Payload(2)}};
+  tier->Submit(std::move(w));
+  tier->Flush();
+  DiskMatch match = tier->Lookup(Ids(8), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(match.resume_tokens, 7);  // the last token is computed for its logits
+  ASSERT_EQ(match.records.size(), 2u);
+  EXPECT_EQ(match.records[1].copy_rows, 3);
+  EXPECT_EQ(match.records[1].record_rows, 4);
+  tier->Release(match);
+}
+
+TEST_F(DiskTierTest, FlippedBytesAreQuarantinedAndNeverRestored) {
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  tier->Submit(Conversation(Ids(10), 1));
+  tier->Flush();
+  DiskMatch match = tier->Lookup(Ids(12), std::numeric_limits<int64_t>::max());
+  ASSERT_EQ(match.resume_tokens, 10);
+  const std::string victim = match.records[2].name;
+  {
+    std::fstream f(dir_ / victim, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-5, std::ios::end);
+    f.put('\x7f');
+  }
+  std::vector<uint8_t> payload;
+  Status read = tier->Read(match.records[2], Ids(12), &payload);
+  tier->Release(match);
+  EXPECT_EQ(read.code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(fs::exists(dir_ / kQuarantineDirName / victim));
+  EXPECT_FALSE(fs::exists(dir_ / victim));
+  EXPECT_EQ(tier->Lookup(Ids(12), std::numeric_limits<int64_t>::max()).resume_tokens, 0);
+  EXPECT_EQ(tier->stats().quarantined, 1);
+}
+
+TEST_F(DiskTierTest, TokenIdsAreComparedNotJustKeys) {
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  tier->Submit(Conversation(Ids(10), 1));
+  tier->Flush();
+  DiskMatch match = tier->Lookup(Ids(12), std::numeric_limits<int64_t>::max());
+  ASSERT_EQ(match.resume_tokens, 10);
+  std::vector<int32_t> other = Ids(12);
+  other[9] = -5;  // as if a hash collided: the record's ids differ from this request's
+  std::vector<uint8_t> payload;
+  EXPECT_EQ(tier->Read(match.records[2], other, &payload).code(), StatusCode::kDataLoss);
+  tier->Release(match);
+}
+
+TEST_F(DiskTierTest, OpenQuarantinesTruncatedRecordsAndIgnoresOtherFormats) {
+  {
+    auto tier = Open(Options());
+    ASSERT_NE(tier, nullptr);
+    tier->Submit(Conversation(Ids(10), 1));
+    tier->Submit(Conversation(Ids(6, 50), 2));
+    tier->Flush();
+  }
+  std::vector<std::string> names = Records();
+  ASSERT_EQ(names.size(), 5u);
+  fs::resize_file(dir_ / names[0], fs::file_size(dir_ / names[0]) - 3);
+  {
+    std::fstream f(dir_ / names[1], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4);
+    f.put('\x09');  // format version 9
+  }
+  {
+    DiskTierOptions o = Options();
+    o.layout = "another layout";
+    auto tier = Open(o);
+    ASSERT_NE(tier, nullptr);
+    EXPECT_EQ(tier->stats().records_at_open, 0);
+    EXPECT_EQ(tier->stats().ignored, 4);  // another layout: the 3 good ones; another version: 1
+    EXPECT_EQ(tier->stats().quarantined, 1);  // damage is damage, whatever the layout
+  }
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  const DiskStats stats = tier->stats();
+  EXPECT_EQ(stats.records_at_open, 3);
+  EXPECT_EQ(stats.ignored, 1);
+  EXPECT_TRUE(fs::exists(dir_ / names[1])) << "another format's record is never deleted";
+  EXPECT_TRUE(fs::exists(dir_ / kQuarantineDirName / names[0]));
+}
+
+TEST_F(DiskTierTest, InterruptedWritesOfDeadProcessesAreRemoved) {
+  { auto tier = Open(Options()); }
+  std::ofstream(dir_ / kTmpDirName / "b-00.rec.999999999.0") << "torn";
+  const std::string mine = "b-01.rec." + std::to_string(::getppid()) + ".0";
+  std::ofstream(dir_ / kTmpDirName / mine) << "a live writer's";
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  EXPECT_EQ(tier->stats().temporary_removed, 1);
+  EXPECT_TRUE(fs::exists(dir_ / kTmpDirName / mine));
+}
+
+TEST_F(DiskTierTest, EvictionKeepsTheStoreUnderItsCapAndTheNewestTails) {
+  DiskTierOptions o = Options();
+  const int64_t record_bytes = RecordHeaderBytes(std::strlen(kLayout), kBlock) + 64;
+  o.cap_bytes = 40 * record_bytes;
+  o.protected_tails = 2;
+  auto tier = Open(o);
+  ASSERT_NE(tier, nullptr);
+  for (int c = 0; c < 30; ++c) {
+    tier->Submit(Conversation(Ids(16, 1000 * c), c));  // 4 blocks and a snapshot each
+    tier->Flush();
+    int64_t on_disk = 0;
+    for (const std::string& name : Records()) on_disk += fs::file_size(dir_ / name);
+    ASSERT_LE(on_disk, o.cap_bytes) << "after conversation " << c;
+    EXPECT_EQ(on_disk, tier->stats().used_bytes);
+  }
+  EXPECT_GT(tier->stats().num_evictions(), 0);
+  for (int c : {28, 29}) {
+    std::vector<int32_t> next = Ids(20, 1000 * c);
+    DiskMatch m = tier->Lookup(next, std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(m.resume_tokens, 16) << "conversation " << c;
+    tier->Release(m);
+  }
+  EXPECT_TRUE(TakeInventory(dir_.string()).orphans.empty());
+}
+
+TEST_F(DiskTierTest, TheRestoreGuardFallsBackToAShallowerSnapshot) {
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  DiskWrite shallow;
+  shallow.tokens = Ids(5);
+  shallow.blocks = {{0, Payload(1)}};
+  shallow.snapshot = {SnapshotKind::kMessageBoundary, Payload(2)};
+  tier->Submit(std::move(shallow));
+  tier->Submit(Conversation(Ids(13), 3));
+  tier->Flush();
+  DiskMatch deep = tier->Lookup(Ids(16), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(deep.resume_tokens, 13);
+  EXPECT_EQ(deep.restore_bytes, 4 * 64);
+  EXPECT_FALSE(deep.guarded);
+  tier->Release(deep);
+  DiskMatch guarded = tier->Lookup(Ids(16), deep.restore_bytes - 1);
+  EXPECT_EQ(guarded.resume_tokens, 5);
+  EXPECT_EQ(guarded.restore_bytes, 2 * 64);
+  EXPECT_TRUE(guarded.guarded);
+  tier->Release(guarded);
+  EXPECT_EQ(tier->Lookup(Ids(16), 0).resume_tokens, 0);
+}
+
+TEST_F(DiskTierTest, AVanishedDirectoryStopsWritesNotLookups) {
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  tier->Submit(Conversation(Ids(10), 1));
+  tier->Flush();
+  fs::remove_all(dir_);
+  tier->Submit(Conversation(Ids(10, 500), 2));
+  tier->Flush();
+  const DiskStats stats = tier->stats();
+  EXPECT_FALSE(stats.writable);
+  EXPECT_GE(stats.write_errors, 1);
+  DiskMatch match = tier->Lookup(Ids(12), std::numeric_limits<int64_t>::max());
+  std::vector<uint8_t> payload;
+  for (const DiskRecordRef& ref : match.records) {
+    EXPECT_FALSE(tier->Read(ref, Ids(12), &payload).ok());
+  }
+  tier->Release(match);
+  const int64_t dropped = tier->stats().writes_dropped;
+  tier->Submit(Conversation(Ids(10, 900), 3));
+  EXPECT_EQ(tier->stats().writes_dropped, dropped + 1) << "dropped at once, never queued";
+}
+
+TEST_F(DiskTierTest, AnUnusableDirectoryIsAClearError) {
+  fs::create_directories(dir_.parent_path());
+  std::ofstream(dir_) << "a file where the directory should be";
+  StatusOr<std::unique_ptr<DiskTier>> tier = DiskTier::Open(Options());
+  ASSERT_FALSE(tier.ok());
+  EXPECT_NE(tier.status().message().find(dir_.string()), std::string::npos)
+      << tier.status().message();
+  fs::remove(dir_);
+}
+
+// Start-up time of the index for many records: reported, not asserted (machines are noisy).
+TEST_F(DiskTierTest, TenThousandRecordsAreIndexedAtOpen) {
+  { auto tier = Open(Options()); }
+  constexpr int kConversations = 2000;  // 4 blocks and a snapshot each: 10,000 records
+  std::vector<uint8_t> payload(256, 1);
+  for (int c = 0; c < kConversations; ++c) {
+    std::vector<int32_t> ids = Ids(16, 100 * c);
+    Hash128 parent{};
+    auto write = [&](DiskRecordMeta meta) {
+      meta.layout = kLayout;
+      meta.payload_bytes = static_cast<int64_t>(payload.size());
+      meta.payload_checksum = PayloadChecksum(payload);
+      std::vector<uint8_t> header = EncodeRecordHeader(meta);
+      std::ofstream out(dir_ / RecordFileName(meta.is_snapshot, meta.key), std::ios::binary);
+      out.write(reinterpret_cast<const char*>(header.data()), header.size());
+      out.write(reinterpret_cast<const char*>(payload.data()), payload.size());
+    };
+    for (int j = 0; j < 4; ++j) {
+      DiskRecordMeta meta;
+      meta.begin_tokens = j * kBlock;
+      meta.end_tokens = meta.begin_tokens + kBlock;
+      meta.ids.assign(ids.begin() + meta.begin_tokens, ids.begin() + meta.end_tokens);
+      meta.parent_key = parent;
+      meta.key = BlockKey(parent, meta.ids, 7);
+      parent = meta.key;
+      write(meta);
+    }
+    DiskRecordMeta snap;
+    snap.is_snapshot = true;
+    snap.kind = SnapshotKind::kGenerationEnd;
+    snap.begin_tokens = snap.end_tokens = 16;
+    snap.parent_key = parent;
+    snap.key = SnapshotKey(parent, {}, 7);
+    write(snap);
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto tier = Open(Options());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_NE(tier, nullptr);
+  EXPECT_EQ(tier->stats().records_at_open, 5 * kConversations);
+  std::printf("indexed %lld records at open in %.3f s\n",
+              static_cast<long long>(tier->stats().records_at_open), seconds);
+  DiskMatch m = tier->Lookup(Ids(20, 100 * 1234), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(m.resume_tokens, 16);
+  tier->Release(m);
+}
+
+}  // namespace
+}  // namespace ds::cache
