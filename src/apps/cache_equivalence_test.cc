@@ -4,7 +4,10 @@
 // engine computing the whole prompt, while each turn computes only what is new.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #include "apps/test_models.h"
@@ -222,6 +225,41 @@ TEST_P(CacheEquivalenceTest, AClientThatKeepsItsPartialReplyResumesAfterIt) {
         << hit.done.timings.cache.limit_name();
   }
   EXPECT_TRUE(landed) << "no cancel landed while the engine was still generating";
+}
+
+// A restart between two turns: the second turn is served from the disk tier (memory is empty),
+// gives the cold engine's ids and logprobs, and is copied into memory for the turn after.
+TEST_P(CacheEquivalenceTest, AfterARestartTheNextTurnIsADiskHitEqualToAColdRun) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    ("equivalence_disk_" + GetParam() + "_" +
+                                     std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  EngineOptions options = Options(int64_t{64} << 20);
+  options.cache.disk = engine::StateCacheOptions::Disk{dir.string(), int64_t{1} << 30, true};
+  Engine cold(tm_->model.get(), Options(0));
+  std::vector<int32_t> prompt = RandomIds(70);
+  Reply first;
+  {
+    Engine before(tm_->model.get(), options);
+    ASSERT_NE(before.cache()->disk(), nullptr);
+    first = Generate(&before, prompt, {30}, 5);
+  }  // the disk tier writes everything queued before it closes
+  std::vector<int32_t> next = prompt;
+  next.insert(next.end(), first.ids.begin(), first.ids.end() - 1);
+  const std::vector<int32_t> added = RandomIds(9);
+  next.insert(next.end(), added.begin(), added.end());
+  Engine after(tm_->model.get(), options);
+  ASSERT_NE(after.cache()->disk(), nullptr);
+  EXPECT_EQ(after.cache()->stats().used_bytes, 0) << "memory starts empty";
+  Reply hit = Generate(&after, next, {30}, 5);
+  ExpectSameReply(hit, Generate(&cold, next, {30}, 5));
+  EXPECT_EQ(hit.done.timings.cache.tier, engine::CacheTier::kDisk);
+  EXPECT_EQ(hit.done.timings.generation.cached_prompt_tokens, 70 + 5 - 1);
+  // Promoted: the same prompt once more is a memory hit.
+  Reply again = Generate(&after, next, {30}, 5);
+  EXPECT_EQ(again.done.timings.cache.tier, engine::CacheTier::kMemory);
+  ExpectSameReply(again, hit);
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, CacheEquivalenceTest,

@@ -70,6 +70,8 @@ sigset_t BlockShutdownSignals() {
 
 Status Serve(ServeFlags flags) {
   sigset_t shutdown_signals = BlockShutdownSignals();  // before any thread starts
+  // A file-size limit turns a disk-tier write into an error the tier reports, not a crash.
+  std::signal(SIGXFSZ, SIG_IGN);
   DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
   if (flags.engine.context_tokens <= 0) {
     flags.engine.context_tokens = loaded.model->hparams().n_ctx_train > 0
