@@ -248,18 +248,21 @@ TEST_P(CacheEquivalenceTest, AfterARestartTheNextTurnIsADiskHitEqualToAColdRun) 
   next.insert(next.end(), first.ids.begin(), first.ids.end() - 1);
   const std::vector<int32_t> added = RandomIds(9);
   next.insert(next.end(), added.begin(), added.end());
-  Engine after(tm_->model.get(), options);
-  ASSERT_NE(after.cache()->disk(), nullptr);
-  EXPECT_EQ(after.cache()->stats().used_bytes, 0) << "memory starts empty";
-  Reply hit = Generate(&after, next, {30}, 5);
-  ExpectSameReply(hit, Generate(&cold, next, {30}, 5));
-  EXPECT_EQ(hit.done.timings.cache.tier, engine::CacheTier::kDisk);
-  EXPECT_EQ(hit.done.timings.generation.cached_prompt_tokens, 70 + 5 - 1);
-  // Promoted: the same prompt once more is a memory hit.
-  Reply again = Generate(&after, next, {30}, 5);
-  EXPECT_EQ(again.done.timings.cache.tier, engine::CacheTier::kMemory);
-  ExpectSameReply(again, hit);
-  std::filesystem::remove_all(dir);
+  {
+    Engine after(tm_->model.get(), options);
+    ASSERT_NE(after.cache()->disk(), nullptr);
+    EXPECT_EQ(after.cache()->stats().used_bytes, 0) << "memory starts empty";
+    Reply hit = Generate(&after, next, {30}, 5);
+    ExpectSameReply(hit, Generate(&cold, next, {30}, 5));
+    EXPECT_EQ(hit.done.timings.cache.tier, engine::CacheTier::kDisk);
+    EXPECT_EQ(hit.done.timings.generation.cached_prompt_tokens, 70 + 5 - 1);
+    // Promoted: the same prompt once more is a memory hit.
+    Reply again = Generate(&after, next, {30}, 5);
+    EXPECT_EQ(again.done.timings.cache.tier, engine::CacheTier::kMemory);
+    ExpectSameReply(again, hit);
+  }  // its writer is done
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, CacheEquivalenceTest,

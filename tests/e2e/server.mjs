@@ -13,15 +13,18 @@ export const modelPath = [path.join(sharedDir, 'testdata/hybrid/qwen35moe-pub.gg
   .find((p) => existsSync(p));
 
 // `embedded`: serve the model inside the binary even when the shared one is present.
-// The disk tier goes to a fresh directory unless the test names one.
-export async function startServer(extraArgs = [], { embedded = false } = {}) {
+// The disk tier goes to a fresh directory unless the test names one. `prlimitFsize` runs the
+// server under that file-size limit (bytes).
+export async function startServer(extraArgs = [], { embedded = false, prlimitFsize = 0 } = {}) {
   const args = ['serve', '--port', '0', '--threads', '2', ...extraArgs];
   const cacheDir = extraArgs.includes('--cache-dir')
     ? extraArgs[extraArgs.indexOf('--cache-dir') + 1]
     : mkdtempSync(path.join(tmpdir(), 'deltaserve-cache-'));
   if (!extraArgs.includes('--cache-dir')) args.push('--cache-dir', cacheDir);
   if (modelPath && !embedded && !extraArgs.includes('-m')) args.push('-m', modelPath);
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = prlimitFsize > 0
+    ? spawn('prlimit', [`--fsize=${prlimitFsize}`, binary, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+    : spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${log}`)), 60000);
@@ -35,14 +38,15 @@ export async function startServer(extraArgs = [], { embedded = false } = {}) {
     });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${log}`)));
   });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
   return {
     port,
     cacheDir,
     pid: child.pid,
+    exited,
     baseUrl: `http://127.0.0.1:${port}`,
     log: () => log,
     async stop() {
-      const exited = new Promise((resolve) => child.on('exit', resolve));
       child.kill('SIGTERM');
       return exited;
     },
