@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   nlohmann-json3-dev libcli11-dev libspdlog-dev libxxhash-dev libpcre2-dev libcpp-httplib-dev
-  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-jinja2
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-jinja2 chromium
 )
 # The black-box tests need node and npm; Debian's own are used only where none is installed.
 command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)

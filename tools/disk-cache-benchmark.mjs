@@ -14,6 +14,7 @@
 // usage: node tools/disk-cache-benchmark.mjs --model bench.gguf [--sizes 1024,4096]
 //            [--cache-dir DIR] [--threads 2] [--json out.json]
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, readdirSync, openSync, readSync, closeSync, statSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,15 +56,23 @@ async function startServer(args, cacheDir) {
   return { url: `http://127.0.0.1:${port}`, stop: () => { child.kill('SIGTERM'); return exited; } };
 }
 
-async function complete(server, ids) {
-  const response = await fetch(`${server.url}/v1/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'm', prompt: ids, max_tokens: 1, temperature: 0 }),
+// node:http rather than fetch, whose five-minute header timeout a long cold prefill outlasts.
+function complete(server, ids) {
+  const payload = JSON.stringify({ model: 'm', prompt: ids, max_tokens: 1, temperature: 0 });
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${server.url}/v1/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, timeout: 0,
+    }, (response) => {
+      let text = '';
+      response.on('data', (chunk) => { text += chunk; });
+      response.on('end', () => {
+        if (response.statusCode !== 200) reject(new Error(text));
+        else resolve(JSON.parse(text).timings);
+      });
+    });
+    request.on('error', reject);
+    request.end(payload);
   });
-  const body = await response.json();
-  if (!response.ok) throw new Error(JSON.stringify(body));
-  return body.timings;
 }
 
 async function metric(server, name) {

@@ -265,6 +265,24 @@ TEST_P(CacheEquivalenceTest, AfterARestartTheNextTurnIsADiskHitEqualToAColdRun) 
   std::filesystem::remove_all(dir, ec);
 }
 
+// The restore guard: with a reserve larger than any machine's memory no restore fits, so every
+// turn is computed, with the cold output and the reason in the timings.
+TEST_P(CacheEquivalenceTest, ARestoreThatDoesNotFitIsComputedInstead) {
+  EngineOptions options = Options(int64_t{64} << 20);
+  options.cache.restore_reserve_bytes = int64_t{1} << 62;
+  Engine guarded(tm_->model.get(), options);
+  Engine cold(tm_->model.get(), Options(0));
+  const std::vector<int32_t> prompt = RandomIds(50);
+  Reply first = Generate(&guarded, prompt, {20}, 3);
+  std::vector<int32_t> next = prompt;
+  next.insert(next.end(), first.ids.begin(), first.ids.end());
+  Reply second = Generate(&guarded, next, {20}, 3);
+  ExpectSameReply(second, Generate(&cold, next, {20}, 3));
+  EXPECT_EQ(second.done.timings.generation.cached_prompt_tokens, 0);
+  EXPECT_EQ(second.done.timings.cache.limit, cache::ResumeLimit::kRestoreGuard)
+      << second.done.timings.cache.limit_name();
+}
+
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, CacheEquivalenceTest,
                          ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "llama"));
 

@@ -81,7 +81,7 @@ Status Serve(ServeFlags flags) {
   DS_ASSIGN_OR_RETURN(CacheSettings cache, ResolveCacheSettings(flags));
   flags.engine.cache = EngineCacheOptions(cache, ModelFingerprint(*loaded.file));
   if (cache.disk_enabled && cache.disk_cap_gb > 0 && flags.engine.cache.budget_bytes == 0) {
-    DS_LOG_WARN("disk cache tier off: it needs the memory tier, which is off");
+    DS_LOG_INFO("disk cache tier off: it needs the memory tier, which is off");
   }
   engine::Engine engine(loaded.model.get(), flags.engine);
   DS_ASSIGN_OR_RETURN(std::unique_ptr<server::ChatService> service,

@@ -49,7 +49,7 @@ engine::RequestOptions EngineRequest(const api::ChatRequest& request, const Buil
 ChatService::ChatService(engine::Engine* engine, const text::Tokenizer* tokenizer,
                          std::unique_ptr<PromptBuilder> prompts, ChatServiceOptions options)
     : engine_(engine), tokenizer_(tokenizer), prompts_(std::move(prompts)),
-      options_(std::move(options)), metrics_(engine) {}
+      options_(std::move(options)), metrics_(engine), history_(engine) {}
 
 StatusOr<std::unique_ptr<ChatService>> ChatService::Create(engine::Engine* engine,
                                                            const text::Tokenizer* tokenizer,
@@ -84,6 +84,7 @@ void ChatService::Finished(const StartedRequest& started, const GenerationOutput
                             ? "cancelled"
                             : "ok";
   metrics_.RecordRequest(started.request.api, outcome, timings);
+  history_.Add(MakeRequestRecord(started.id, started.request.api, outcome, started.prompt, timings));
   DS_LOG_INFO("{}", RequestLogLine(started.id, timings));
   DS_LOG_DEBUG("uid={} continuity: {} leading ids taken from an earlier prompt or reply",
                started.id, started.prompt.continuity_tokens);

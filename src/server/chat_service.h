@@ -16,6 +16,7 @@
 #include "engine/scheduler.h"
 #include "server/generation_runner.h"
 #include "server/prompt_builder.h"
+#include "server/request_history.h"
 #include "server/server_metrics.h"
 
 namespace ds::server {
@@ -61,6 +62,7 @@ class ChatService {
   void Stream(StartedRequest* started, const std::function<bool(std::string_view)>& write);
 
   ServerMetrics& metrics() { return metrics_; }
+  RequestHistory& history() { return history_; }
 
  private:
   ChatService(engine::Engine* engine, const text::Tokenizer* tokenizer,
@@ -75,6 +77,7 @@ class ChatService {
   std::unique_ptr<PromptBuilder> prompts_;
   ChatServiceOptions options_;
   ServerMetrics metrics_;
+  RequestHistory history_;
   std::atomic<uint64_t> next_id_{1};
 };
 

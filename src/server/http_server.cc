@@ -2,10 +2,13 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "api/models.h"
 #include "base/log.h"
+#include "server/dashboard_page.h"
 
 namespace ds::server {
 namespace {
@@ -92,9 +95,19 @@ void HttpServer::RegisterRoutes() {
       HandleApi(kind, req, res);
     });
   }
-  // Claude Code probes the base URL with HEAD (served by this GET route) before its first request.
-  http_->Get("/", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content("deltaserve is serving " + options_.model_id + "\n", "text/plain");
+  // The dashboard. Claude Code also probes the base URL with HEAD (served by this GET route)
+  // before its first request. The page holds no data; what it shows is behind the key.
+  http_->Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(DashboardHtml(), "text/html; charset=utf-8");
+  });
+  http_->Get("/v1/stats", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!Authorized(api::ApiKind::kChatCompletions, req, res)) return;
+    size_t recent = 50;
+    if (req.has_param("recent")) {
+      recent = static_cast<size_t>(std::clamp(std::atoll(req.get_param_value("recent").c_str()),
+                                              1LL, 500LL));
+    }
+    SendJson(res, 200, service_->history().Stats(recent));
   });
   // Errors httplib raises itself (unknown path, body over the limit, bad framing) get a JSON body.
   http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {

@@ -43,3 +43,27 @@ test('with no model given it serves the embedded one, on loopback', async () => 
     await server.stop();
   }
 });
+
+test('the cache config file sets the cache, and cache flags override its keys', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'deltaserve-cache-config-'));
+  const config = path.join(dir, 'cache.json');
+  const cacheDir = path.join(dir, 'from-config');
+  writeFileSync(config, JSON.stringify({ memory: { size_mib: 512 }, disk: { dir: cacheDir, cap_gb: 2 } }));
+  const server = await startServer(['--cache-config', config], { privateCacheDir: false });
+  try {
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    assert.match(metrics, new RegExp(`deltaserve_cache_budget_bytes\\{tier="memory"\\} ${512 * 2 ** 20}\\n`));
+    assert.match(metrics, new RegExp(`deltaserve_cache_budget_bytes\\{tier="disk"\\} ${2 * 2 ** 30}\\n`));
+    assert.match(server.log(), new RegExp(`disk tier ${cacheDir}/[0-9a-f]{16}`));
+  } finally {
+    await server.stop();
+  }
+  const off = await startServer(['--cache-config', config, '--cache-disk-gb', '0']);
+  try {
+    assert.match(off.log(), /disk tier off/);
+  } finally {
+    await off.stop();
+  }
+  writeFileSync(config, JSON.stringify({ disk: { cap: 2 } }));
+  await assert.rejects(startServer(['--cache-config', config]), /unknown key "disk\.cap"/);
+});

@@ -139,6 +139,12 @@ test('a restart between turns: the second turn is a disk hit with the cold outpu
   const verify = cacheCommand(['verify', '--cache-dir', cacheDir]);
   assert.equal(verify.status, 0, verify.stdout);
   assert.match(verify.stdout, new RegExp(`verified ${records(cacheDir).length} records: 0 damaged`));
+  const gc = cacheCommand(['gc', '--cache-dir', cacheDir, '--cache-disk-gb', '0.004']);
+  assert.equal(gc.status, 0, gc.stderr);
+  assert.match(gc.stdout, /[1-9]\d* evicted records/);
+  const left = records(cacheDir).reduce((sum, f) => sum + statSync(f).size, 0);
+  assert.ok(left <= 0.004 * 2 ** 30, `${left} bytes left`);
+  assert.match(cacheCommand(['stat', '--cache-dir', cacheDir]).stdout, /unreachable +0 /);
   const clear = cacheCommand(['clear', '--cache-dir', cacheDir]);
   assert.equal(clear.status, 0);
   assert.equal(records(cacheDir).length, 0);
@@ -175,6 +181,8 @@ test('SIGKILL while writing never leaves a record that is restored damaged', asy
     if (existsSync(tmp) && readdirSync(tmp).length > 0) ++killedMidWrite;
     const verify = cacheCommand(['verify', '--dry-run', '--cache-dir', cacheDir]);
     assert.equal(verify.status, 0, `round ${round}: ${verify.stdout}`);
+    const stat = cacheCommand(['stat', '--cache-dir', cacheDir]);
+    assert.match(stat.stdout, /unreachable +0 /, `round ${round}: every record is reachable`);
   }
   console.log(`# ${killedMidWrite} of 6 kills left an interrupted write behind`);
   const server = await startServer(['--cache-dir', cacheDir], { embedded: true });

@@ -13,14 +13,16 @@ export const modelPath = [path.join(sharedDir, 'testdata/hybrid/qwen35moe-pub.gg
   .find((p) => existsSync(p));
 
 // `embedded`: serve the model inside the binary even when the shared one is present.
-// The disk tier goes to a fresh directory unless the test names one. `prlimitFsize` runs the
-// server under that file-size limit (bytes).
-export async function startServer(extraArgs = [], { embedded = false, prlimitFsize = 0 } = {}) {
+// The disk tier goes to a fresh directory unless the test names one or asks for none
+// (`privateCacheDir: false`, when a cache config file names it). `prlimitFsize` runs the server
+// under that file-size limit (bytes).
+export async function startServer(extraArgs = [],
+  { embedded = false, prlimitFsize = 0, privateCacheDir = true } = {}) {
   const args = ['serve', '--port', '0', '--threads', '2', ...extraArgs];
-  const cacheDir = extraArgs.includes('--cache-dir')
-    ? extraArgs[extraArgs.indexOf('--cache-dir') + 1]
-    : mkdtempSync(path.join(tmpdir(), 'deltaserve-cache-'));
-  if (!extraArgs.includes('--cache-dir')) args.push('--cache-dir', cacheDir);
+  const named = extraArgs.includes('--cache-dir');
+  const cacheDir = named ? extraArgs[extraArgs.indexOf('--cache-dir') + 1]
+    : privateCacheDir ? mkdtempSync(path.join(tmpdir(), 'deltaserve-cache-')) : null;
+  if (!named && cacheDir) args.push('--cache-dir', cacheDir);
   if (modelPath && !embedded && !extraArgs.includes('-m')) args.push('-m', modelPath);
   const child = prlimitFsize > 0
     ? spawn('prlimit', [`--fsize=${prlimitFsize}`, binary, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
