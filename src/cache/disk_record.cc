@@ -27,6 +27,7 @@ class Writer {
     Put(h.high);
   }
   void PutBytes(const void* data, size_t size) {
+    if (size == 0) return;  // data may be null then
     const uint8_t* p = static_cast<const uint8_t*>(data);
     out_->insert(out_->end(), p, p + size);
   }
@@ -136,7 +137,7 @@ StatusOr<DiskRecordMeta> DecodeRecordHeader(std::span<const uint8_t> header) {
   const int64_t layout_bytes = rest - num_ids * 4 - 8;
   meta.layout.assign(reinterpret_cast<const char*>(p), layout_bytes);
   meta.ids.resize(num_ids);
-  std::memcpy(meta.ids.data(), p + layout_bytes, num_ids * 4);
+  if (num_ids > 0) std::memcpy(meta.ids.data(), p + layout_bytes, num_ids * 4);
   uint64_t stored;
   std::memcpy(&stored, header.data() + header.size() - 8, 8);
   if (stored != XXH3_64bits(header.data(), header.size() - 8)) {

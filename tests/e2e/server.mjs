@@ -38,7 +38,10 @@ export async function startServer(extraArgs = [],
         resolve(Number(match[1]));
       }
     });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${log}`)));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${log}`));
+    });
   });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
   return {
