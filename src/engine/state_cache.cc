@@ -77,10 +77,6 @@ StateCache::StateCache(const StateCacheOptions& options, const state::StateLayou
   PublishStats();
 }
 
-void StateCache::FlushDisk() {
-  if (disk_ != nullptr) disk_->Flush();
-}
-
 int64_t StateCache::MaxRestoreBytes() const {
   if (!options_.restore_guard) return std::numeric_limits<int64_t>::max();
   const int64_t available = AvailableMemoryBytes();

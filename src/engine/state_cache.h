@@ -93,8 +93,6 @@ class StateCache {
   cache::CacheStats stats() const;
   // The disk tier, or null when there is none.
   const cache::DiskTier* disk() const { return disk_.get(); }
-  // Waits until the disk tier has written everything queued (tests).
-  void FlushDisk();
 
  private:
   using Bytes = std::shared_ptr<const std::vector<uint8_t>>;
