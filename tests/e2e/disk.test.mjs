@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import {
   mkdtempSync, readdirSync, statSync, existsSync, openSync, readSync, writeSync, closeSync,
-  truncateSync, rmSync, chmodSync, mkdirSync,
+  truncateSync, rmSync, chmodSync, mkdirSync, renameSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -286,12 +286,17 @@ test('a full disk stops disk writes with a warning and serving goes on', async (
 test('a directory that vanishes while serving stops disk writes, not serving', async () => {
   const cacheDir = path.join(work, 'vanish');
   const server = await startServer(['--cache-dir', cacheDir], { embedded: true });
-  await chat(server, [{ role: 'user', content: words(8, 400) }]);
-  rmSync(cacheDir, { recursive: true, force: true, maxRetries: 20 });
-  const messages = [{ role: 'user', content: words(9, 400) }];
-  const [reply, reference] = [await chat(server, messages), await chat(cold, messages)];
-  assertSameAsCold(reply, reference, 'after the directory vanished');
-  await waitForLog(server, /writing stopped/);
-  assert.equal(existsSync(cacheDir), false);
-  assert.equal(await server.stop(), 0);
+  try {
+    await chat(server, [{ role: 'user', content: words(8, 400) }]);
+    // Moved away in one step (the writer may be adding files), then deleted.
+    renameSync(cacheDir, `${cacheDir}.gone`);
+    rmSync(`${cacheDir}.gone`, { recursive: true, force: true, maxRetries: 20 });
+    const messages = [{ role: 'user', content: words(9, 400) }];
+    const [reply, reference] = [await chat(server, messages), await chat(cold, messages)];
+    assertSameAsCold(reply, reference, 'after the directory vanished');
+    await waitForLog(server, /writing stopped/);
+    assert.equal(existsSync(cacheDir), false);
+  } finally {
+    assert.equal(await server.stop(), 0);
+  }
 });
