@@ -1,6 +1,5 @@
 // compare: each context size cold (a prompt no cache has seen), then warm (the same request
 // again), to show what the server's prompt cache saves.
-#include <map>
 
 #include "bench/modes.h"
 #include "bench/progress.h"
@@ -28,10 +27,7 @@ Chart CompareChart(const std::vector<Target>& targets, const std::vector<Json>& 
 
 StatusOr<Report> RunCompare(const std::vector<Target>& targets, const CompareOptions& options) {
   PromptText text;
-  std::map<std::string, TokenScale> scales;
-  for (const Target& t : targets) {
-    DS_ASSIGN_OR_RETURN(scales[t.label], Calibrate(t, &text));
-  }
+  DS_ASSIGN_OR_RETURN(TokenScales scales, CalibrateAll(targets, &text));
   Report report;
   report.mode = "compare";
   report.columns = RowColumns({"server", "target_tokens", "run", "ttft_speedup"});
@@ -48,19 +44,13 @@ StatusOr<Report> RunCompare(const std::vector<Target>& targets, const CompareOpt
         Json row = {{"server", t.label}, {"target_tokens", size}, {"run", run},
                     {"ttft_speedup", Json()}};
         StatusOr<Measurement> m = MeasurePrompt(t, prompt, options.decode_tokens);
-        if (!m.ok()) {
-          AddFailure(m.status(), &row);
-          progress.End(what, "FAILED: " + m.status().message());
-          report.rows.push_back(std::move(row));
-          continue;
-        }
-        AddMeasurement(*m, &row);
-        if (std::string(run) == "cold") {
+        AddResult(m, &row);
+        progress.End(what, Outcome(m));
+        if (m.ok() && std::string(run) == "cold") {
           cold_ttft = m->ttft_s();
-        } else if (cold_ttft > 0 && m->ttft_s() > 0) {
+        } else if (m.ok() && cold_ttft > 0 && m->ttft_s() > 0) {
           row["ttft_speedup"] = cold_ttft / m->ttft_s();
         }
-        progress.End(what, Summarize(*m));
         report.rows.push_back(std::move(row));
       }
     }

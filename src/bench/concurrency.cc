@@ -1,7 +1,6 @@
 // concurrency: N clients at once, each sending unique prompts one after another; per level the
 // per-request rates beside what all clients together got over the wall time.
 #include <chrono>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -83,10 +82,7 @@ Json LevelRow(const Target& target, int64_t clients, const LevelResult& level) {
 StatusOr<Report> RunConcurrency(const std::vector<Target>& targets,
                                 const ConcurrencyOptions& options) {
   PromptText text;
-  std::map<std::string, TokenScale> scales;
-  for (const Target& t : targets) {
-    DS_ASSIGN_OR_RETURN(scales[t.label], Calibrate(t, &text));
-  }
+  DS_ASSIGN_OR_RETURN(TokenScales scales, CalibrateAll(targets, &text));
   Report report;
   report.mode = "concurrency";
   report.columns = {"server",        "clients",         "requests",

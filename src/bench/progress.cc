@@ -45,4 +45,8 @@ std::string Summarize(const Measurement& m) {
          " tokens";
 }
 
+std::string Outcome(const StatusOr<Measurement>& m) {
+  return m.ok() ? Summarize(*m) : "FAILED: " + m.status().message();
+}
+
 }  // namespace ds::bench

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "base/status.h"
 #include "bench/measurement.h"
 
 namespace ds::bench {
@@ -31,5 +32,7 @@ class Progress {
 
 // "TTFT 1.23 s, prefill 850 tok/s (2048 computed), decode 40.1 tok/s" for one measurement.
 std::string Summarize(const Measurement& m);
+// Summarize, or "FAILED: " and the error.
+std::string Outcome(const StatusOr<Measurement>& m);
 
 }  // namespace ds::bench

@@ -60,4 +60,12 @@ StatusOr<TokenScale> Calibrate(const Target& target, PromptText* text) {
   return scale;
 }
 
+StatusOr<TokenScales> CalibrateAll(const std::vector<Target>& targets, PromptText* text) {
+  TokenScales scales;
+  for (const Target& t : targets) {
+    DS_ASSIGN_OR_RETURN(scales[t.label], Calibrate(t, text));
+  }
+  return scales;
+}
+
 }  // namespace ds::bench

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "bench/target.h"
@@ -33,5 +35,8 @@ struct TokenScale {
 
 // Measures the scale with two short prompts (1 generated token each); they also warm the server.
 StatusOr<TokenScale> Calibrate(const Target& target, PromptText* text);
+// Calibrate for each target, by label.
+using TokenScales = std::map<std::string, TokenScale>;
+StatusOr<TokenScales> CalibrateAll(const std::vector<Target>& targets, PromptText* text);
 
 }  // namespace ds::bench

@@ -143,18 +143,15 @@ StatusOr<Report> RunReplay(const std::vector<Target>& targets, const ReplayOptio
                   {"turn_index", index}, {"new_tokens", Json()}};
       StatusOr<Measurement> m =
           Measure(t, record.path, ReplayBody(record, t, options.max_tokens), record.headers);
-      if (!m.ok()) {
-        AddFailure(m.status(), &row);
-        progress.End(what, "FAILED: " + m.status().message());
-        report.rows.push_back(std::move(row));
-        continue;
+      AddResult(m, &row);
+      std::string outcome = Outcome(m);
+      if (m.ok()) {
+        int64_t& previous = previous_prompt[{t.label, session->name}];
+        row["new_tokens"] = m->prompt_tokens - previous;
+        previous = m->prompt_tokens;
+        outcome += ", " + std::to_string(row["new_tokens"].get<int64_t>()) + " new";
       }
-      AddMeasurement(*m, &row);
-      int64_t& previous = previous_prompt[{t.label, session->name}];
-      row["new_tokens"] = m->prompt_tokens - previous;
-      previous = m->prompt_tokens;
-      progress.End(what, Summarize(*m) + ", " + std::to_string(row["new_tokens"].get<int64_t>()) +
-                             " new");
+      progress.End(what, outcome);
       report.rows.push_back(std::move(row));
     }
   }

@@ -26,9 +26,13 @@ void AddMeasurement(const Measurement& m, Json* row) {
   r["error"] = "";
 }
 
-void AddFailure(const Status& status, Json* row) {
+void AddResult(const StatusOr<Measurement>& m, Json* row) {
+  if (m.ok()) {
+    AddMeasurement(*m, row);
+    return;
+  }
   for (const std::string& c : MeasurementColumns()) (*row)[c] = Json();
-  (*row)["error"] = status.message();
+  (*row)["error"] = m.status().message();
 }
 
 std::vector<std::string> RowColumns(std::vector<std::string> leading) {

@@ -14,8 +14,8 @@ namespace ds::bench {
 // total_tokens_per_wall_s, the last labelled as what it is.
 const std::vector<std::string>& MeasurementColumns();
 void AddMeasurement(const Measurement& m, Json* row);
-// The same columns, null, and the error text in "error".
-void AddFailure(const Status& status, Json* row);
+// AddMeasurement, or for a failed request the same columns null and its error in "error".
+void AddResult(const StatusOr<Measurement>& m, Json* row);
 
 // `leading` columns, then the measurement columns, then "error".
 std::vector<std::string> RowColumns(std::vector<std::string> leading);

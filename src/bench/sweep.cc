@@ -1,6 +1,4 @@
 // sweep: prefill and decode rates at each context size, with prompts no cache has seen.
-#include <map>
-
 #include "bench/modes.h"
 #include "bench/progress.h"
 #include "bench/prompt_text.h"
@@ -34,10 +32,7 @@ std::vector<Chart> SweepCharts(const std::vector<Target>& targets, const std::ve
 
 StatusOr<Report> RunSweep(const std::vector<Target>& targets, const SweepOptions& options) {
   PromptText text;
-  std::map<std::string, TokenScale> scales;
-  for (const Target& t : targets) {
-    DS_ASSIGN_OR_RETURN(scales[t.label], Calibrate(t, &text));
-  }
+  DS_ASSIGN_OR_RETURN(TokenScales scales, CalibrateAll(targets, &text));
   Report report;
   report.mode = "sweep";
   report.columns = RowColumns({"server", "target_tokens", "repeat"});
@@ -53,13 +48,8 @@ StatusOr<Report> RunSweep(const std::vector<Target>& targets, const SweepOptions
         Json row = {{"server", t.label}, {"target_tokens", size}, {"repeat", repeat}};
         StatusOr<Measurement> m =
             MeasurePrompt(t, text.Make(scales[t.label].WordsFor(size)), options.decode_tokens);
-        if (m.ok()) {
-          AddMeasurement(*m, &row);
-          progress.End(what, Summarize(*m));
-        } else {
-          AddFailure(m.status(), &row);
-          progress.End(what, "FAILED: " + m.status().message());
-        }
+        AddResult(m, &row);
+        progress.End(what, Outcome(m));
         report.rows.push_back(std::move(row));
       }
     }

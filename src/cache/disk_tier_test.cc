@@ -25,6 +25,12 @@ namespace fs = std::filesystem;
 constexpr int64_t kBlock = 4;
 constexpr const char* kLayout = "test layout: f32 [rows][2]";
 
+std::vector<int32_t> Ids(int64_t n, int32_t start = 0) {
+  std::vector<int32_t> ids(n);
+  std::iota(ids.begin(), ids.end(), start);
+  return ids;
+}
+
 class DiskTierTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -75,6 +81,17 @@ class DiskTierTest : public ::testing::Test {
     return w;
   }
 
+  // A tier holding one conversation of 10 tokens (blocks 0 and 1, a snapshot at 10), and the
+  // match of a request of 12 tokens that extends it.
+  std::unique_ptr<DiskTier> OpenWithConversation(DiskMatch* match) {
+    auto tier = Open(Options());
+    if (tier == nullptr) return nullptr;
+    tier->Submit(Conversation(Ids(10), 1));
+    tier->Flush();
+    *match = tier->Lookup(Ids(12), std::numeric_limits<int64_t>::max());
+    return tier;
+  }
+
   std::vector<std::string> Records() const {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(dir_)) {
@@ -85,12 +102,6 @@ class DiskTierTest : public ::testing::Test {
 
   fs::path dir_;
 };
-
-std::vector<int32_t> Ids(int64_t n, int32_t start = 0) {
-  std::vector<int32_t> ids(n);
-  std::iota(ids.begin(), ids.end(), start);
-  return ids;
-}
 
 TEST(DiskRecordTest, HeaderRoundTripsAndDamageIsCaught) {
   DiskRecordMeta meta;
@@ -185,11 +196,9 @@ TEST_F(DiskTierTest, DenseModelsResumeInsideAnyCachedBlock) {
 }
 
 TEST_F(DiskTierTest, FlippedBytesAreQuarantinedAndNeverRestored) {
-  auto tier = Open(Options());
+  DiskMatch match;
+  auto tier = OpenWithConversation(&match);
   ASSERT_NE(tier, nullptr);
-  tier->Submit(Conversation(Ids(10), 1));
-  tier->Flush();
-  DiskMatch match = tier->Lookup(Ids(12), std::numeric_limits<int64_t>::max());
   ASSERT_EQ(match.resume_tokens, 10);
   const std::string victim = match.records[2].name;
   {
@@ -208,11 +217,9 @@ TEST_F(DiskTierTest, FlippedBytesAreQuarantinedAndNeverRestored) {
 }
 
 TEST_F(DiskTierTest, TokenIdsAreComparedNotJustKeys) {
-  auto tier = Open(Options());
+  DiskMatch match;
+  auto tier = OpenWithConversation(&match);
   ASSERT_NE(tier, nullptr);
-  tier->Submit(Conversation(Ids(10), 1));
-  tier->Flush();
-  DiskMatch match = tier->Lookup(Ids(12), std::numeric_limits<int64_t>::max());
   ASSERT_EQ(match.resume_tokens, 10);
   std::vector<int32_t> other = Ids(12);
   other[9] = -5;  // as if a hash collided: the record's ids differ from this request's

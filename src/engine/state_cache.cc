@@ -138,7 +138,8 @@ CacheLookup StateCache::Restore(std::span<const int32_t> tokens, state::Sequence
   lookup.longest_match_tokens = match.longest_match_tokens;
   lookup.limit = match.limit;
   lookup.cached_window = std::move(match.cached_window);
-  if (disk_ != nullptr) {
+  // Nothing resumes past the last token, so a memory hit there needs no disk lookup.
+  if (disk_ != nullptr && match.resume_tokens + 1 < static_cast<int64_t>(tokens.size())) {
     cache::DiskMatch on_disk = disk_->Lookup(tokens, max_restore_bytes);
     if (on_disk.resume_tokens > match.resume_tokens) {
       Status status = RestoreFromDisk(on_disk, tokens, state);
@@ -152,7 +153,7 @@ CacheLookup StateCache::Restore(std::span<const int32_t> tokens, state::Sequence
         lookup.tier = CacheTier::kDisk;
         lookup.restore_s = SecondsSince(start);
         // Promoted: the next turn of this conversation finds it in memory.
-        Store(tokens, *state, on_disk.kind);
+        Insert(tokens, *state, state->num_tokens(), {}, on_disk.kind, /*persist=*/false);
         return lookup;
       }
       DS_LOG_WARN("disk cache restore failed, using the memory tier: {}", status.message());
@@ -186,6 +187,12 @@ void StateCache::Store(std::span<const int32_t> tokens, const state::SequenceSta
 void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceState& state,
                          int64_t position, std::span<const uint8_t> recurrent,
                          cache::SnapshotKind kind) {
+  Insert(tokens, state, position, recurrent, kind, /*persist=*/true);
+}
+
+void StateCache::Insert(std::span<const int32_t> tokens, const state::SequenceState& state,
+                        int64_t position, std::span<const uint8_t> recurrent,
+                        cache::SnapshotKind kind, bool persist) {
   DS_CHECK(position > 0 && position <= state.num_tokens() &&
            position <= static_cast<int64_t>(tokens.size()));
   // Taken from `state` only when the core asks for a new snapshot: most stores find it cached.
@@ -235,7 +242,8 @@ void StateCache::StoreAt(std::span<const int32_t> tokens, const state::SequenceS
     payloads_[inserted->new_snapshot] = shared;
     disk_write.snapshot = {kind, std::move(shared)};
   }
-  if (disk_ != nullptr && (!disk_write.blocks.empty() || disk_write.snapshot.has_value())) {
+  if (persist && disk_ != nullptr &&
+      (!disk_write.blocks.empty() || disk_write.snapshot.has_value())) {
     disk_write.tokens.assign(tokens.begin(), tokens.begin() + position);
     disk_->Submit(std::move(disk_write));
   }

@@ -99,6 +99,10 @@ class StateCache {
   void PublishStats();
   std::span<const uint8_t> Payload(cache::PayloadId id) const;
   int64_t MaxRestoreBytes() const;
+  // StoreAt; with `persist`, new records also go to the disk tier (not for a disk hit copied
+  // into memory, whose records are on disk already).
+  void Insert(std::span<const int32_t> tokens, const state::SequenceState& state, int64_t position,
+              std::span<const uint8_t> recurrent, cache::SnapshotKind kind, bool persist);
   Status RestoreFromMemory(const cache::Match& match, state::SequenceState* state);
   Status RestoreFromDisk(const cache::DiskMatch& match, std::span<const int32_t> tokens,
                          state::SequenceState* state);

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "server/prompt_layout.h"
+#include "server/server_metrics.h"
 
 namespace ds::server {
 namespace {
@@ -19,17 +20,6 @@ int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-const char* ApiLabel(api::ApiKind api) {
-  switch (api) {
-    case api::ApiKind::kChatCompletions: return "chat_completions";
-    case api::ApiKind::kCompletions: return "completions";
-    case api::ApiKind::kResponses: return "responses";
-    case api::ApiKind::kAnthropicMessages: return "messages";
-    case api::ApiKind::kAnthropicCountTokens: return "count_tokens";
-  }
-  return "unknown";
 }
 
 // The prompt up to its first assistant turn: the same for every turn of one conversation.
@@ -55,7 +45,7 @@ RequestRecord MakeRequestRecord(const std::string& id, api::ApiKind api, const c
   RequestRecord r;
   r.unix_ms = NowMs();
   r.id = id;
-  r.api = ApiLabel(api);
+  r.api = ApiName(api);
   r.outcome = outcome;
   r.conversation = ConversationId(prompt);
   r.prompt_tokens = t.prompt_tokens;

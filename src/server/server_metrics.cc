@@ -10,22 +10,6 @@ namespace {
 constexpr int64_t kWindowBefore = 8;
 constexpr int64_t kWindowAfter = 12;
 
-const char* ApiName(api::ApiKind api) {
-  switch (api) {
-    case api::ApiKind::kChatCompletions:
-      return "chat_completions";
-    case api::ApiKind::kCompletions:
-      return "completions";
-    case api::ApiKind::kResponses:
-      return "responses";
-    case api::ApiKind::kAnthropicMessages:
-      return "messages";
-    case api::ApiKind::kAnthropicCountTokens:
-      return "count_tokens";
-  }
-  return "unknown";
-}
-
 // Log-safe text: control characters escaped, so one request stays on one line.
 std::string Printable(const std::string& text) {
   std::string out;
@@ -167,6 +151,22 @@ void ServerMetrics::RefreshGauges(MetricsRegistry* r) const {
   r->Set("deltaserve_disk_cache_write_errors_total", {}, static_cast<double>(d.write_errors));
   r->Set("deltaserve_disk_cache_quarantined_total", {}, static_cast<double>(d.quarantined));
   r->Set("deltaserve_disk_cache_bytes_read_total", {}, static_cast<double>(d.bytes_read));
+}
+
+const char* ApiName(api::ApiKind api) {
+  switch (api) {
+    case api::ApiKind::kChatCompletions:
+      return "chat_completions";
+    case api::ApiKind::kCompletions:
+      return "completions";
+    case api::ApiKind::kResponses:
+      return "responses";
+    case api::ApiKind::kAnthropicMessages:
+      return "messages";
+    case api::ApiKind::kAnthropicCountTokens:
+      return "count_tokens";
+  }
+  return "unknown";
 }
 
 std::string RequestLogLine(const std::string& uid, const engine::RequestTimings& timings) {

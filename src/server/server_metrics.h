@@ -29,6 +29,10 @@ class ServerMetrics {
   MetricsRegistry registry_;
 };
 
+// The API's name in metrics and stats: chat_completions, completions, responses, messages,
+// count_tokens.
+const char* ApiName(api::ApiKind api);
+
 // `uid=chatcmpl-1 HIT(memory) cached=53267 prefill=670 restore=0.21s ttft=1.9s
 // decode=412@31.2tok/s`; a miss reads MISS(reason).
 std::string RequestLogLine(const std::string& uid, const engine::RequestTimings& timings);
