@@ -1,6 +1,7 @@
 // `deltaserve bench-model`: prefill (ppN) and decode (tgN) throughput at several context depths,
-// like llama-bench, next to this machine's measured memory read bandwidth so that the figures
-// can be read as fractions of the hardware floor.
+// like llama-bench, next to this machine's memory read bandwidth and FMA peak measured in the
+// same run: decode is stated as a fraction of the bandwidth floor (active weight bytes per token
+// over bandwidth) and prefill as a fraction of the FMA peak.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,7 +11,9 @@
 #include "apps/commands.h"
 #include "apps/loaded_model.h"
 #include "apps/memory_bandwidth.h"
+#include "apps/token_cost.h"
 #include "base/clock.h"
+#include "kernels/kernels.h"
 
 namespace ds::apps {
 namespace {
@@ -74,12 +77,21 @@ Status Bench(const BenchFlags& flags) {
   DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
   model::Model& model = *loaded.model;
   ThreadPool pool(flags.threads);
-  std::printf("memory read bandwidth: %.2f GB/s (%d threads)\n",
-              MeasureReadBandwidthGBps(&pool), pool.num_threads());
+  const double bandwidth_gbps = MeasureReadBandwidthGBps(&pool);
+  const double fma_gflops = kernels::MeasureFmaPeakGflops(&pool);
+  const TokenCost cost = ActiveCostPerToken(*loaded.file, model.hparams());
+  const double floor_tps = bandwidth_gbps * 1e9 / cost.weight_bytes;
+  std::printf("memory read bandwidth: %.2f GB/s (%d threads)\n", bandwidth_gbps,
+              pool.num_threads());
+  std::printf("FMA peak: %.1f GFLOPS (%d threads, %s kernels)\n", fma_gflops, pool.num_threads(),
+              std::string(kernels::ActiveIsa()).c_str());
+  std::printf("per token: %.1f MiB of active weights, %.1f M multiply-adds; decode floor %.1f tok/s\n",
+              cost.weight_bytes / 1048576.0, cost.macs / 1e6, floor_tps);
   const double size_mib = loaded.file->bytes().size() / 1048576.0;
   int64_t num_params = 0;
   for (const gguf::TensorInfo& info : loaded.file->tensors()) num_params += info.num_elements();
-  std::printf("| model | size | params | threads | test | t/s |\n|---|---|---|---|---|---|\n");
+  std::printf("| model | size | params | threads | test | t/s | of the hardware |\n"
+              "|---|---|---|---|---|---|---|\n");
   for (int64_t depth : flags.depths) {
     const int64_t ctx = depth + std::max(flags.n_prompt, flags.n_gen) + 1;
     state::SequenceState warm(model.StateLayoutFor(ctx));
@@ -103,9 +115,18 @@ Status Bench(const BenchFlags& flags) {
       std::string test = (prefill ? "pp" + std::to_string(flags.n_prompt)
                                   : "tg" + std::to_string(flags.n_gen)) +
                          (depth > 0 ? " @ d" + std::to_string(depth) : "");
-      std::printf("| %s | %.1f MiB | %.1f M | %d | %s | %.2f ± %.2f |\n",
+      // Prefill: weight-matrix GFLOPS over the FMA peak; decode: the rate over the floor.
+      char ratio[64];
+      if (prefill) {
+        const double gflops = 2.0 * cost.macs * s.mean / 1e9;
+        std::snprintf(ratio, sizeof ratio, "%.1f GFLOPS, %.1f%% of FMA peak", gflops,
+                      100.0 * gflops / fma_gflops);
+      } else {
+        std::snprintf(ratio, sizeof ratio, "%.1f%% of floor", 100.0 * s.mean / floor_tps);
+      }
+      std::printf("| %s | %.1f MiB | %.1f M | %d | %s | %.2f ± %.2f | %s |\n",
                   model.hparams().arch.c_str(), size_mib, num_params / 1e6, pool.num_threads(),
-                  test.c_str(), s.mean, s.stddev);
+                  test.c_str(), s.mean, s.stddev, ratio);
       std::fflush(stdout);
     }
   }

@@ -1,8 +1,34 @@
 #include "base/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace ds {
+namespace {
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// How long an idle worker waits for the next loop before it sleeps. Every waiter spins for
+// kSpinsBeforeYield checks, then yields between checks, so that with more threads than cores a
+// waiting thread hands its core to one that still has work.
+constexpr std::chrono::microseconds kSpinBeforeSleep{200};
+constexpr int kSpinsBeforeYield = 1 << 11;
+
+inline void Backoff(int spins) {
+  if (spins < kSpinsBeforeYield) {
+    CpuRelax();
+  } else {
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
 
 int ThreadPool::DefaultThreadCount() {
   unsigned hw = std::thread::hardware_concurrency();
@@ -15,10 +41,8 @@ ThreadPool::ThreadPool(int num_threads)
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
+  stop_.store(true);
+  { std::lock_guard<std::mutex> lock(mu_); }
   work_cv_.notify_all();
   for (auto& t : workers_) t.join();
 }
@@ -42,37 +66,51 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     fn(0, n);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    chunk_ = (n + chunks - 1) / chunks;
-    num_chunks_ = chunks;
-    pending_workers_ = num_threads_ - 1;
-    ++generation_;
+  fn_ = &fn;
+  n_ = n;
+  chunk_ = (n + chunks - 1) / chunks;
+  num_chunks_ = chunks;
+  pending_workers_.store(num_threads_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1);  // seq_cst: ordered before the load of sleeping_workers_
+  if (sleeping_workers_.load() > 0) {
+    // A worker checks generation_ under mu_ before it sleeps; taking mu_ here means it either saw
+    // the new value or is already waiting for this notification.
+    { std::lock_guard<std::mutex> lock(mu_); }
+    work_cv_.notify_all();
   }
-  work_cv_.notify_all();
   RunChunks(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [this] { return pending_workers_ == 0; });
+  for (int spins = 0; pending_workers_.load(std::memory_order_acquire) != 0; ++spins) {
+    Backoff(spins);
+  }
   fn_ = nullptr;
+}
+
+bool ThreadPool::AwaitLoop(uint64_t* seen) {
+  const auto sleep_at = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+  for (int spins = 0;; ++spins) {
+    if (stop_.load(std::memory_order_relaxed)) return false;
+    const uint64_t generation = generation_.load(std::memory_order_acquire);
+    if (generation != *seen) {
+      *seen = generation;
+      return true;
+    }
+    Backoff(spins);
+    if (spins % 64 == 63 && std::chrono::steady_clock::now() >= sleep_at) break;
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  sleeping_workers_.fetch_add(1);  // seq_cst: ordered before the predicate's load of generation_
+  work_cv_.wait(lock, [&] { return stop_.load() || generation_.load() != *seen; });
+  sleeping_workers_.fetch_sub(1);
+  if (stop_.load()) return false;
+  *seen = generation_.load(std::memory_order_acquire);
+  return true;
 }
 
 void ThreadPool::WorkerLoop(int worker_index) {
   uint64_t seen = 0;
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-    }
+  while (AwaitLoop(&seen)) {
     RunChunks(worker_index);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --pending_workers_;
-    }
-    done_cv_.notify_one();
+    pending_workers_.fetch_sub(1, std::memory_order_release);
   }
 }
 

@@ -1,10 +1,14 @@
 // A fixed pool of worker threads for data-parallel loops. The calling thread takes part in
 // every loop, so a pool of N threads starts N-1 workers.
+// Between loops a worker spins for a short while before it sleeps: a decode step runs hundreds
+// of small loops a few microseconds apart, and waking a sleeping thread costs more than most of
+// them. An idle pool sleeps.
 // Thread safety: ParallelFor may be called from one thread at a time (the engine thread).
 // Results must not depend on the number of threads: work is split into contiguous ranges and
 // every output element is written by exactly one task.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -32,20 +36,23 @@ class ThreadPool {
 
  private:
   void WorkerLoop(int worker_index);
+  // Waits until generation_ differs from *seen (then updates it) or the pool stops (false).
+  bool AwaitLoop(uint64_t* seen);
   void RunChunks(int thread_index);
 
   int num_threads_;
   std::vector<std::thread> workers_;
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
-  uint64_t generation_ = 0;  // bumped per ParallelFor; workers wait for a new value
-  bool stop_ = false;
-  int pending_workers_ = 0;
+  // The current loop, written before generation_ is bumped and read by workers after they see it.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 0;
   int num_chunks_ = 0;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_workers_{0};
+  std::atomic<int> sleeping_workers_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;  // only for sleeping and waking
+  std::condition_variable work_cv_;
 };
 
 }  // namespace ds

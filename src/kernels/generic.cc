@@ -2,6 +2,7 @@
 // "scalar" path on x86 and the only path on ARM. Quantised weights use the same int8 activation
 // formats and integer block arithmetic as the x86 tables.
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -13,6 +14,18 @@ namespace {
 
 using tensor::kQK;
 using tensor::kQK_K;
+
+// The portable kernels compute one weight row against the token tile; a tile of rows is a loop.
+using RowDotFn = void (*)(const uint8_t* w_row, int64_t n_cols, const uint8_t* act,
+                          int64_t act_stride_bytes, int num_tokens, float* out);
+
+template <RowDotFn kRowDot>
+void EachRow(const uint8_t* w, int64_t w_stride, int64_t num_rows, int64_t n_cols,
+             const uint8_t* act, int64_t act_stride, int num_tokens, float* out) {
+  for (int64_t r = 0; r < num_rows; ++r) {
+    kRowDot(w + r * w_stride, n_cols, act, act_stride, num_tokens, out + r * num_tokens);
+  }
+}
 
 // ---- float weights ----
 
@@ -295,30 +308,49 @@ void SoftmaxF32(float* x, int64_t n) {
 
 #include "kernels/attend.inc"
 
+// Eight lanes per chain, which the compiler may turn into one vector per chain. A multiply and
+// an add count as one multiply-add here, as they cost one where the build contracts them.
+float FmaBurn(int64_t rounds) {
+  float lanes[kFmaBurnChains][8];
+  for (auto& chain : lanes) std::fill(chain, chain + 8, 1.0f);
+  for (int64_t i = 0; i < rounds; ++i) {
+    for (auto& chain : lanes) {
+      for (float& v : chain) v = v * 0.9999999f + 1e-7f;
+    }
+  }
+  float sum = 0.0f;
+  for (const auto& chain : lanes) {
+    for (float v : chain) sum += v;
+  }
+  return sum;
+}
+
 }  // namespace
 
 const KernelTable& GenericTable() {
   static const KernelTable table = {
       "scalar",
-      RowDotF32,
-      RowDotF16,
-      RowDotBF16,
-      LegacyRowDot<tensor::BlockQ4_0, DecodeQ4_0>,
-      LegacyRowDot<tensor::BlockQ4_1, DecodeQ4_1>,
-      LegacyRowDot<tensor::BlockQ5_0, DecodeQ5_0>,
-      LegacyRowDot<tensor::BlockQ5_1, DecodeQ5_1>,
-      LegacyRowDot<tensor::BlockQ8_0, DecodeQ8_0>,
-      KQuantRowDot<tensor::BlockQ2_K, DecodeQ2_K>,
-      KQuantRowDot<tensor::BlockQ3_K, DecodeQ3_K>,
-      KQuantRowDot<tensor::BlockQ4_K, DecodeQ4_K>,
-      KQuantRowDot<tensor::BlockQ5_K, DecodeQ5_K>,
-      KQuantRowDot<tensor::BlockQ6_K, DecodeQ6_K>,
+      EachRow<RowDotF32>,
+      EachRow<RowDotF16>,
+      EachRow<RowDotBF16>,
+      EachRow<LegacyRowDot<tensor::BlockQ4_0, DecodeQ4_0>>,
+      EachRow<LegacyRowDot<tensor::BlockQ4_1, DecodeQ4_1>>,
+      EachRow<LegacyRowDot<tensor::BlockQ5_0, DecodeQ5_0>>,
+      EachRow<LegacyRowDot<tensor::BlockQ5_1, DecodeQ5_1>>,
+      EachRow<LegacyRowDot<tensor::BlockQ8_0, DecodeQ8_0>>,
+      EachRow<KQuantRowDot<tensor::BlockQ2_K, DecodeQ2_K>>,
+      EachRow<KQuantRowDot<tensor::BlockQ3_K, DecodeQ3_K>>,
+      EachRow<KQuantRowDot<tensor::BlockQ4_K, DecodeQ4_K>>,
+      EachRow<KQuantRowDot<tensor::BlockQ5_K, DecodeQ5_K>>,
+      EachRow<KQuantRowDot<tensor::BlockQ6_K, DecodeQ6_K>>,
       RmsNormF32,
       SwiGluF32,
       SoftmaxF32,
       DotF32,
       AxpyF32,
       Attend,
+      FmaBurn,
+      8,
   };
   return table;
 }

@@ -2,9 +2,9 @@
 // activation formats the matrix kernels read. kernels.cc picks one table at run time (dispatch.h);
 // ref/ is the scalar oracle every table is tested against.
 //
-// Matrix kernels compute one weight row against a tile of 1..kMaxTileTokens activation rows. The
-// per-token arithmetic is the same for every tile size, so a result never depends on how tokens
-// were tiled or rows split across threads.
+// Matrix kernels compute a tile of weight rows against 1..kMaxTileTokens activation rows. The
+// arithmetic of each (row, token) dot product is the same for every tile shape, so a result never
+// depends on how tokens were tiled or rows split across threads.
 //
 // This header must stay free of inline functions: it is included by translation units compiled
 // with -mavx512f etc., and an inline function emitted there could be the copy the linker keeps
@@ -36,11 +36,13 @@ struct ActBlockQ8 {
   int8_t qs[tensor::kQK];
 };
 
-// out[t] = dot(weight row `w_row` of n_cols elements, activation row t) for t < num_tokens, where
-// activation row t starts at act + t * act_stride_bytes. REQUIRES: 1 <= num_tokens <=
-// kMaxTileTokens; n_cols is a multiple of the weight dtype's block size.
-using RowDotFn = void (*)(const uint8_t* w_row, int64_t n_cols, const uint8_t* act,
-                          int64_t act_stride_bytes, int num_tokens, float* out);
+// out[r * num_tokens + t] = dot(weight row r, activation row t) for r < num_rows and
+// t < num_tokens, where weight row r of n_cols elements starts at w + r * w_stride_bytes and
+// activation row t at act + t * act_stride_bytes. REQUIRES: 1 <= num_tokens <= kMaxTileTokens;
+// n_cols is a multiple of the weight dtype's block size.
+using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows,
+                           int64_t n_cols, const uint8_t* act, int64_t act_stride_bytes,
+                           int num_tokens, float* out);
 
 // Attends the queries (tokens [t0, t1), head h) of `args`; writes args.out for them. `scratch`
 // holds at least AttendScratchFloats(t1 - t0, head_dim) floats owned by the calling task.
@@ -59,16 +61,22 @@ inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim
 
 struct KernelTable {
   const char* name;
-  RowDotFn f32, f16, bf16;
-  RowDotFn q4_0, q4_1, q5_0, q5_1, q8_0;
-  RowDotFn q2_k, q3_k, q4_k, q5_k, q6_k;
+  TileDotFn f32, f16, bf16;
+  TileDotFn q4_0, q4_1, q5_0, q5_1, q8_0;
+  TileDotFn q2_k, q3_k, q4_k, q5_k, q6_k;
   void (*rms_norm)(const float* x, const float* weight, int64_t n, float eps, float* y);
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*softmax)(float* x, int64_t n);
   float (*dot)(const float* a, const float* b, int64_t n);
   void (*axpy)(float a, const float* x, int64_t n, float* y);
   AttendFn attend;
+  // `rounds` rounds of kFmaBurnChains independent multiply-adds of fma_lanes floats each; the
+  // result depends on all of them so that none can be dropped (MeasureFmaPeakGflops).
+  float (*fma_burn)(int64_t rounds);
+  int fma_lanes;
 };
+
+inline constexpr int kFmaBurnChains = 10;
 
 // The tables. generic is portable C++ (also the ARM path); the x86 ones exist only in x86 builds
 // and may be called only when the CPU supports them.

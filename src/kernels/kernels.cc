@@ -5,6 +5,8 @@
 #include "kernels/kernels.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -92,5 +94,26 @@ void TopK(const float* x, int64_t n, int64_t k, int32_t* indices) {
 float Dot(const float* a, const float* b, int64_t n) { return internal::Table().dot(a, b, n); }
 
 void Axpy(float a, const float* x, int64_t n, float* y) { internal::Table().axpy(a, x, n, y); }
+
+double MeasureFmaPeakGflops(ThreadPool* pool) {
+  const internal::KernelTable& table = internal::Table();
+  constexpr int64_t kRounds = 10'000'000;  // about 20 ms per thread on a current core
+  constexpr int kPasses = 3;
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  std::atomic<float> sink{0.0f};
+  double best = 0;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    const auto start = std::chrono::steady_clock::now();
+    internal::ParallelRanges(pool, threads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) sink.store(sink.load() + table.fma_burn(kRounds));
+    });
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double flops =
+        2.0 * threads * kRounds * internal::kFmaBurnChains * static_cast<double>(table.fma_lanes);
+    best = std::max(best, flops / seconds / 1e9);
+  }
+  return best;
+}
 
 }  // namespace ds::kernels

@@ -75,4 +75,8 @@ float Dot(const float* a, const float* b, int64_t n);
 // y += a * x
 void Axpy(float a, const float* x, int64_t n, float* y);
 
+// The float multiply-add throughput of the selected kernel table on the pool's threads, in
+// GFLOPS (a multiply-add counts two): the ceiling prefill figures are compared with.
+double MeasureFmaPeakGflops(ThreadPool* pool);
+
 }  // namespace ds::kernels

@@ -1,5 +1,6 @@
 // MatVec throughput per weight dtype on a 4096 x 4096 matrix, reported as weight bytes streamed per
-// second (GB/s). Not part of ctest. Flags beyond Google Benchmark's own: the environment variable
+// second (GB/s), and MatMul (prefill) throughput on the bench model's shapes, reported as
+// multiply-adds per second (items/s). Not part of ctest. Flags beyond Google Benchmark's own: the environment variable
 // DS_KERNELS_ISA picks the path; --threads=N (default 2) sizes the pool.
 //   ./build/src/kernels/kernels_bench --threads=2
 
@@ -22,26 +23,56 @@ constexpr int64_t kRows = 4096;
 constexpr int64_t kCols = 4096;
 int g_threads = 2;
 
-void BM_MatVec(benchmark::State& state, tensor::DType type) {
+std::vector<uint8_t> RandomMatrix(tensor::DType type, int64_t n_rows, int64_t n_cols) {
   std::mt19937 rng(42);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> row(kCols);
-  const int64_t row_bytes = tensor::RowBytes(type, kCols);
-  std::vector<uint8_t> data(static_cast<size_t>(row_bytes * kRows));
-  for (int64_t r = 0; r < kRows; ++r) {
+  std::vector<float> row(n_cols);
+  const int64_t row_bytes = tensor::RowBytes(type, n_cols);
+  std::vector<uint8_t> data(static_cast<size_t>(row_bytes * n_rows));
+  for (int64_t r = 0; r < n_rows; ++r) {
     for (float& v : row) v = dist(rng) * 0.02f;
-    tensor::QuantizeRow(type, row.data(), data.data() + r * row_bytes, kCols);
+    tensor::QuantizeRow(type, row.data(), data.data() + r * row_bytes, n_cols);
   }
-  const MatrixView w{data.data(), type, kRows, kCols, row_bytes};
-  std::vector<float> x(kCols), y(kRows);
+  return data;
+}
+
+std::vector<float> RandomActivations(int64_t n) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(n);
   for (float& v : x) v = dist(rng);
+  return x;
+}
+
+std::string Label() { return std::string(ActiveIsa()) + " threads=" + std::to_string(g_threads); }
+
+void BM_MatVec(benchmark::State& state, tensor::DType type) {
+  const std::vector<uint8_t> data = RandomMatrix(type, kRows, kCols);
+  const int64_t row_bytes = tensor::RowBytes(type, kCols);
+  const MatrixView w{data.data(), type, kRows, kCols, row_bytes};
+  std::vector<float> x = RandomActivations(kCols), y(kRows);
   ThreadPool pool(g_threads);
   for (auto _ : state) {
     MatVec(w, x.data(), y.data(), &pool);
     benchmark::DoNotOptimize(y.data());
   }
   state.SetBytesProcessed(state.iterations() * row_bytes * kRows);
-  state.SetLabel(std::string(ActiveIsa()) + " threads=" + std::to_string(g_threads));
+  state.SetLabel(Label());
+}
+
+// Arguments: rows, columns, tokens.
+void BM_MatMul(benchmark::State& state, tensor::DType type) {
+  const int64_t n_rows = state.range(0), n_cols = state.range(1), n_tokens = state.range(2);
+  const std::vector<uint8_t> data = RandomMatrix(type, n_rows, n_cols);
+  const MatrixView w{data.data(), type, n_rows, n_cols, tensor::RowBytes(type, n_cols)};
+  std::vector<float> x = RandomActivations(n_cols * n_tokens), y(n_rows * n_tokens);
+  ThreadPool pool(g_threads);
+  for (auto _ : state) {
+    MatMul(w, x.data(), n_tokens, y.data(), &pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n_rows * n_cols * n_tokens);
+  state.SetLabel(Label());
 }
 
 void RegisterAll() {
@@ -52,6 +83,18 @@ void RegisterAll() {
     const std::string name = "MatVec4096/" + std::string(tensor::DTypeName(type));
     benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type)
         ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  // The bench model's projections (1024 -> 2048, 1024 -> 256) and an expert's down projection
+  // (256 -> 1024) over a 512-token prefill chunk and a 64-token expert group.
+  for (DType type : {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
+                     DType::kQ5_K, DType::kQ6_K}) {
+    const std::string name = "MatMul/" + std::string(tensor::DTypeName(type));
+    benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type)
+        ->Args({2048, 1024, 512})
+        ->Args({256, 1024, 64})
+        ->Args({1024, 256, 64})
+        ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }
 }

@@ -1,7 +1,7 @@
 // MatVec / MatMul drivers: prepare the activations once per call, then split weight rows across
 // the pool. Each task walks its rows in blocks small enough to stay in cache and, for every tile
-// of up to kMaxTileTokens tokens, runs the row kernel, so a weight row is read from memory once per
-// call and reused for the whole tile from L1.
+// of up to kMaxTileTokens tokens, runs the tile kernel over the block, so a weight row is read
+// from memory once per call and reused for every token tile from L2.
 
 #include <algorithm>
 #include <vector>
@@ -17,7 +17,7 @@ namespace {
 
 using internal::ActFormat;
 
-internal::RowDotFn RowDotFor(const internal::KernelTable& table, tensor::DType type) {
+internal::TileDotFn TileDotFor(const internal::KernelTable& table, tensor::DType type) {
   using tensor::DType;
   switch (type) {
     case DType::kF32:
@@ -57,6 +57,8 @@ internal::RowDotFn RowDotFor(const internal::KernelTable& table, tensor::DType t
 constexpr int64_t kMinTaskMacs = 1 << 16;
 // Weight bytes a task processes before moving to the next token tile (fits L2 comfortably).
 constexpr int64_t kRowBlockBytes = 64 * 1024;
+// Rows of one block at most, which bounds the tile's output buffer on the stack.
+constexpr int64_t kMaxRowBlock = 256;
 
 }  // namespace
 
@@ -64,7 +66,7 @@ void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
   DS_CHECK(w.n_cols % tensor::Traits(w.type).block_elems == 0);
   DS_CHECK(w.row_bytes >= tensor::RowBytes(w.type, w.n_cols));
   if (n_tokens <= 0 || w.n_rows <= 0) return;
-  const internal::RowDotFn row_dot = RowDotFor(internal::Table(), w.type);
+  const internal::TileDotFn tile_dot = TileDotFor(internal::Table(), w.type);
   const ActFormat format = internal::ActFormatFor(w.type);
   const int64_t act_stride = internal::ActRowBytes(format, w.n_cols);
 
@@ -83,19 +85,19 @@ void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
     act = dst;
   }
 
-  const int64_t row_block =
-      std::max<int64_t>(1, kRowBlockBytes / std::max<int64_t>(1, w.row_bytes));
+  const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
+                                                1, kMaxRowBlock);
   const int64_t grain = std::max<int64_t>(1, kMinTaskMacs / (w.n_cols * n_tokens));
   internal::ParallelRanges(pool, w.n_rows, grain, [&](int64_t r0, int64_t r1) {
-    float tile_out[internal::kMaxTileTokens];
+    float tile_out[kMaxRowBlock * internal::kMaxTileTokens];
     for (int64_t rb = r0; rb < r1; rb += row_block) {
-      const int64_t rb_end = std::min(r1, rb + row_block);
+      const int64_t n_rows = std::min(r1 - rb, row_block);
       for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
         const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
-        const uint8_t* tile_act = act + t0 * act_stride;
-        for (int64_t r = rb; r < rb_end; ++r) {
-          row_dot(w.row(r), w.n_cols, tile_act, act_stride, nt, tile_out);
-          for (int t = 0; t < nt; ++t) y[(t0 + t) * w.n_rows + r] = tile_out[t];
+        tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, act + t0 * act_stride, act_stride, nt,
+                 tile_out);
+        for (int64_t r = 0; r < n_rows; ++r) {
+          for (int t = 0; t < nt; ++t) y[(t0 + t) * w.n_rows + rb + r] = tile_out[r * nt + t];
         }
       }
     }
