@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "kernels/dispatch.h"
 
 namespace ds::kernels::internal {
 namespace {
@@ -65,29 +66,35 @@ int64_t ActRowBytes(ActFormat format, int64_t n_cols) {
   return 0;
 }
 
-void QuantizeActRow(ActFormat format, const float* x, int64_t n_cols, uint8_t* dst) {
-  DS_CHECK(format != ActFormat::kF32);
-  if (format == ActFormat::kQ8Blocks) {
-    DS_CHECK(n_cols % tensor::kQK == 0);
-    auto* blocks = reinterpret_cast<ActBlockQ8*>(dst);
-    for (int64_t b = 0; b < n_cols / tensor::kQK; ++b) {
-      int32_t sum = 0;
-      blocks[b].d = QuantizeBlock(x + b * tensor::kQK, tensor::kQK, blocks[b].qs, &sum);
-      blocks[b].d_sum = blocks[b].d * static_cast<float>(sum);
-    }
-    return;
+void QuantizeRowQ8Portable(const float* x, int64_t n_cols, ActBlockQ8* out) {
+  for (int64_t b = 0; b < n_cols / tensor::kQK; ++b) {
+    int32_t sum = 0;
+    out[b].d = QuantizeBlock(x + b * tensor::kQK, tensor::kQK, out[b].qs, &sum);
+    out[b].d_sum = out[b].d * static_cast<float>(sum);
   }
-  DS_CHECK(n_cols % tensor::kQK_K == 0);
-  auto* blocks = reinterpret_cast<tensor::BlockQ8_K*>(dst);
+}
+
+void QuantizeRowQ8KPortable(const float* x, int64_t n_cols, tensor::BlockQ8_K* out) {
   for (int64_t b = 0; b < n_cols / tensor::kQK_K; ++b) {
     int32_t sum = 0;
-    tensor::BlockQ8_K& block = blocks[b];
+    tensor::BlockQ8_K& block = out[b];
     block.d = QuantizeBlock(x + b * tensor::kQK_K, tensor::kQK_K, block.qs, &sum);
     for (int g = 0; g < tensor::kQK_K / 16; ++g) {
       int32_t group = 0;
       for (int i = 0; i < 16; ++i) group += block.qs[16 * g + i];
       block.bsums[g] = static_cast<int16_t>(group);
     }
+  }
+}
+
+void QuantizeActRow(ActFormat format, const float* x, int64_t n_cols, uint8_t* dst) {
+  DS_CHECK(format != ActFormat::kF32);
+  if (format == ActFormat::kQ8Blocks) {
+    DS_CHECK(n_cols % tensor::kQK == 0);
+    Table().quantize_q8(x, n_cols, reinterpret_cast<ActBlockQ8*>(dst));
+  } else {
+    DS_CHECK(n_cols % tensor::kQK_K == 0);
+    Table().quantize_q8_k(x, n_cols, reinterpret_cast<tensor::BlockQ8_K*>(dst));
   }
 }
 

@@ -19,6 +19,9 @@ int64_t ActRowBytes(ActFormat format, int64_t n_cols);
 // Encodes x[n_cols] into dst (ActRowBytes bytes). REQUIRES: format != kF32 and n_cols a multiple
 // of the format's block size.
 void QuantizeActRow(ActFormat format, const float* x, int64_t n_cols, uint8_t* dst);
+// The portable encoders behind QuantizeActRow, the reference for the per-ISA ones.
+void QuantizeRowQ8Portable(const float* x, int64_t n_cols, ActBlockQ8* out);
+void QuantizeRowQ8KPortable(const float* x, int64_t n_cols, tensor::BlockQ8_K* out);
 // The values a quantised activation row stands for (what the integer kernels effectively read).
 void DequantizeActRow(ActFormat format, const uint8_t* src, int64_t n_cols, float* x);
 

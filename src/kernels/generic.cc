@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/act_quant.h"
 #include "kernels/kernel_table.h"
 #include "tensor/fp16.h"
 
@@ -343,6 +344,8 @@ const KernelTable& GenericTable() {
       EachRow<KQuantRowDot<tensor::BlockQ4_K, DecodeQ4_K>>,
       EachRow<KQuantRowDot<tensor::BlockQ5_K, DecodeQ5_K>>,
       EachRow<KQuantRowDot<tensor::BlockQ6_K, DecodeQ6_K>>,
+      QuantizeRowQ8Portable,
+      QuantizeRowQ8KPortable,
       RmsNormF32,
       SwiGluF32,
       SoftmaxF32,

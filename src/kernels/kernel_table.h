@@ -64,6 +64,10 @@ struct KernelTable {
   TileDotFn f32, f16, bf16;
   TileDotFn q4_0, q4_1, q5_0, q5_1, q8_0;
   TileDotFn q2_k, q3_k, q4_k, q5_k, q6_k;
+  // Activation encoders (act_quant.h): n_cols floats into n_cols / 32 or n_cols / 256 blocks.
+  // Every table produces the same bits as the portable ones in act_quant.cc.
+  void (*quantize_q8)(const float* x, int64_t n_cols, ActBlockQ8* out);
+  void (*quantize_q8_k)(const float* x, int64_t n_cols, tensor::BlockQ8_K* out);
   void (*rms_norm)(const float* x, const float* weight, int64_t n, float eps, float* y);
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*softmax)(float* x, int64_t n);

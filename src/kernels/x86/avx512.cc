@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/kernel_table.h"
+#include "tensor/blocks.h"
 
 namespace ds::kernels::internal::avx512 {
 namespace {
@@ -21,6 +22,8 @@ constexpr const char* kTableName = "avx512";
 #include "kernels/x86/simd.inc"
 
 #include "kernels/x86/float_dots.inc"
+
+#include "kernels/x86/act_quant.inc"
 
 #include "kernels/x86/legacy_dots.inc"
 
