@@ -1,6 +1,7 @@
 // Attention under every supported ISA against a naive double-precision implementation
 // (ref::Attention), with GQA. Tolerance: 1e-5 of the output's norm.
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -88,6 +89,32 @@ TEST_P(AttentionTest, IndependentOfThreadCount) {
   Attention(c.args, &pool3);
   EXPECT_EQ(a, b);
   EXPECT_EQ(a, d);
+}
+
+// A token attended alone (a decode step, or a prompt resumed from the cache) gives the same bits
+// as inside a batch of tokens, for every GQA shape and across block boundaries.
+TEST_P(AttentionTest, ATokenAloneMatchesItsBatchBitForBit) {
+  std::mt19937 rng(14);
+  for (int64_t n_kv_heads : {1, 2, 8}) {
+    const int64_t n_tokens = 70, head_dim = 40, n_heads = 8;
+    AttentionCase c = MakeCase(rng, n_tokens, 30, head_dim, n_heads, n_kv_heads);
+    std::vector<float> batch(c.q.size());
+    c.args.out = batch.data();
+    ThreadPool pool(2);
+    Attention(c.args, &pool);
+    const int64_t row = n_heads * head_dim;
+    for (int64_t t : {0, 33, 69}) {
+      AttentionArgs one = c.args;
+      one.q = c.q.data() + t * row;
+      one.n_tokens = 1;
+      one.first_pos = c.args.first_pos + t;
+      std::vector<float> alone(row);
+      one.out = alone.data();
+      Attention(one, &pool);
+      EXPECT_EQ(0, std::memcmp(alone.data(), batch.data() + t * row, row * sizeof(float)))
+          << "kv heads " << n_kv_heads << " token " << t;
+    }
+  }
 }
 
 DS_INSTANTIATE_FOR_EACH_ISA(AttentionTest);

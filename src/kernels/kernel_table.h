@@ -44,19 +44,24 @@ using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num
                            int64_t n_cols, const uint8_t* act, int64_t act_stride_bytes,
                            int num_tokens, float* out);
 
-// Attends the queries (tokens [t0, t1), head h) of `args`; writes args.out for them. `scratch`
-// holds at least AttendScratchFloats(t1 - t0, head_dim) floats owned by the calling task.
-using AttendFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h,
-                          float* scratch);
+// Attends the queries of tokens [t0, t1) for query heads [h0, h1), which all read one KV head;
+// writes args.out for them. `scratch` holds at least AttendScratchFloats((t1 - t0) * (h1 - h0),
+// head_dim) floats owned by the calling task. Every query does the same arithmetic, in the same
+// order, whatever tile it is attended in, so tiling never changes a result.
+using AttendFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h0,
+                          int64_t h1, float* scratch);
 
 // Positions scored per step of the online softmax.
 inline constexpr int64_t kAttentionPositionBlock = 64;
-// Queries of one head attended together, so each block of K and V rows is read once for all of
-// them: a tile's accumulators (32 x head_dim floats) stay in L1/L2 with the block.
+// Queries (tokens x heads of a GQA group) attended together, so each block of K and V rows is
+// read once for all of them: a tile's accumulators (32 x head_dim floats) stay in L1/L2 with the
+// block.
 inline constexpr int64_t kAttentionQueryTile = 32;
 
+// Per query: its accumulator, running maximum and denominator; then one block of scores and a
+// row of zeros (the stand-in for positions past the end of a group of four).
 inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim) {
-  return n_queries * (head_dim + 2) + kAttentionPositionBlock;
+  return n_queries * (head_dim + 2) + kAttentionPositionBlock + head_dim;
 }
 
 struct KernelTable {

@@ -53,21 +53,34 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);
   DS_CHECK(args.head_dim > 0 && args.first_pos >= 0);
   const internal::AttendFn attend = internal::Table().attend;
-  const int64_t tile = internal::kAttentionQueryTile;
+  const int64_t group = args.n_heads / args.n_kv_heads;
+  // An item is a tile of tokens times the query heads of one KV head, which share every K and V
+  // row it reads. When that leaves fewer items than threads (decode with few KV heads), a group
+  // is split into smaller sets of heads.
+  const int64_t threads = pool != nullptr ? pool->num_threads() : 1;
+  int64_t heads_per_item = group;
+  while (heads_per_item > 1 && heads_per_item % 2 == 0 &&
+         args.n_kv_heads * (group / heads_per_item) < threads) {
+    heads_per_item /= 2;
+  }
+  const int64_t tile = std::max<int64_t>(1, internal::kAttentionQueryTile / heads_per_item);
   const int64_t n_tiles = (args.n_tokens + tile - 1) / tile;
-  // Items are (tile, head), heads innermost so the heads of a GQA group share cached K and V.
-  const int64_t n_items = n_tiles * args.n_heads;
-  // Work of one item: about tile * (first_pos + n_tokens) * head_dim * 2 multiply-adds.
-  const int64_t item_macs = std::max<int64_t>(
-      1, std::min(tile, args.n_tokens) * (args.first_pos + args.n_tokens) * args.head_dim * 2);
+  const int64_t head_sets = args.n_heads / heads_per_item;
+  const int64_t n_items = n_tiles * head_sets;
+  // Work of one item: about its queries * (first_pos + n_tokens) * head_dim * 2 multiply-adds.
+  const int64_t item_macs =
+      std::max<int64_t>(1, std::min(tile, args.n_tokens) * heads_per_item *
+                               (args.first_pos + args.n_tokens) * args.head_dim * 2);
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / item_macs);
   internal::ParallelRanges(pool, n_items, grain, [&](int64_t i0, int64_t i1) {
     const internal::FlushDenormalsScope flush_denormals;
-    std::vector<float> scratch(static_cast<size_t>(
-        internal::AttendScratchFloats(std::min(tile, args.n_tokens), args.head_dim)));
+    std::vector<float> scratch(static_cast<size_t>(internal::AttendScratchFloats(
+        std::min(tile, args.n_tokens) * heads_per_item, args.head_dim)));
     for (int64_t i = i0; i < i1; ++i) {
-      const int64_t t0 = (i / args.n_heads) * tile;
-      attend(args, t0, std::min(t0 + tile, args.n_tokens), i % args.n_heads, scratch.data());
+      const int64_t t0 = (i / head_sets) * tile;
+      const int64_t h0 = (i % head_sets) * heads_per_item;
+      attend(args, t0, std::min(t0 + tile, args.n_tokens), h0, h0 + heads_per_item,
+             scratch.data());
     }
   });
 }
