@@ -9,6 +9,7 @@
 #include <random>
 
 #include "apps/commands.h"
+#include "apps/kv_quant.h"
 #include "apps/loaded_model.h"
 #include "apps/memory_bandwidth.h"
 #include "apps/token_cost.h"
@@ -25,6 +26,7 @@ struct BenchFlags {
   std::vector<int64_t> depths = {0, 4096};
   int repetitions = 3;
   int threads = 0;
+  int kv_quant_bits = 0;
 };
 
 struct Sample {
@@ -49,9 +51,10 @@ std::vector<int32_t> RandomTokens(int64_t count, int64_t n_vocab, uint64_t seed)
 
 // Tokens per second of one run from `base` (a snapshot at the depth): a prompt of n_prompt tokens
 // in chunks of 512, or n_gen single-token decode steps.
-StatusOr<double> TimeOnce(model::Model& model, const std::vector<uint8_t>& base, int64_t ctx,
-                          int64_t n_prompt, int64_t n_gen, ThreadPool* pool, int rep) {
-  state::SequenceState state(model.StateLayoutFor(ctx));
+StatusOr<double> TimeOnce(model::Model& model, const state::StateLayout& layout,
+                          const std::vector<uint8_t>& base, int64_t n_prompt, int64_t n_gen,
+                          ThreadPool* pool, int rep) {
+  state::SequenceState state(layout);
   DS_RETURN_IF_ERROR(state.Restore(base));
   const int64_t n_vocab = model.hparams().n_vocab;
   std::vector<float> logits(n_vocab);
@@ -76,6 +79,8 @@ StatusOr<double> TimeOnce(model::Model& model, const std::vector<uint8_t>& base,
 Status Bench(const BenchFlags& flags) {
   DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
   model::Model& model = *loaded.model;
+  DS_ASSIGN_OR_RETURN(const tensor::DType kv_dtype,
+                      KvDtypeFor(flags.kv_quant_bits, model.hparams()));
   ThreadPool pool(flags.threads);
   const double bandwidth_gbps = MeasureReadBandwidthGBps(&pool);
   const double fma_gflops = kernels::MeasureFmaPeakGflops(&pool);
@@ -85,8 +90,10 @@ Status Bench(const BenchFlags& flags) {
               pool.num_threads());
   std::printf("FMA peak: %.1f GFLOPS (%d threads, %s kernels)\n", fma_gflops, pool.num_threads(),
               std::string(kernels::ActiveIsa()).c_str());
-  std::printf("per token: %.1f MiB of active weights, %.1f M multiply-adds; decode floor %.1f tok/s\n",
-              cost.weight_bytes / 1048576.0, cost.macs / 1e6, floor_tps);
+  std::printf("per token: %.1f MiB of active weights, %.1f M multiply-adds; decode floor %.1f "
+              "tok/s (weights only); KV cache %s\n",
+              cost.weight_bytes / 1048576.0, cost.macs / 1e6, floor_tps,
+              std::string(tensor::DTypeName(kv_dtype)).c_str());
   const double size_mib = loaded.file->bytes().size() / 1048576.0;
   int64_t num_params = 0;
   for (const gguf::TensorInfo& info : loaded.file->tensors()) num_params += info.num_elements();
@@ -94,7 +101,9 @@ Status Bench(const BenchFlags& flags) {
               "|---|---|---|---|---|---|---|\n");
   for (int64_t depth : flags.depths) {
     const int64_t ctx = depth + std::max(flags.n_prompt, flags.n_gen) + 1;
-    state::SequenceState warm(model.StateLayoutFor(ctx));
+    state::StateLayout layout = model.StateLayoutFor(ctx);
+    layout.kv_dtype = kv_dtype;
+    state::SequenceState warm(layout);
     std::vector<float> logits(model.hparams().n_vocab);
     std::vector<int32_t> prefix = RandomTokens(depth, model.hparams().n_vocab, 7);
     for (int64_t begin = 0; begin < depth; begin += 512) {
@@ -104,10 +113,11 @@ Status Bench(const BenchFlags& flags) {
     }
     const std::vector<uint8_t> base = warm.Snapshot();
     for (bool prefill : {true, false}) {
+      if ((prefill ? flags.n_prompt : flags.n_gen) <= 0) continue;
       std::vector<double> rates;
       for (int rep = 0; rep < flags.repetitions; ++rep) {
         DS_ASSIGN_OR_RETURN(double rate,
-                            TimeOnce(model, base, ctx, prefill ? flags.n_prompt : 0,
+                            TimeOnce(model, layout, base, prefill ? flags.n_prompt : 0,
                                      prefill ? 0 : flags.n_gen, &pool, rep));
         rates.push_back(rate);
       }
@@ -145,6 +155,7 @@ CommandFn RegisterBenchModel(CLI::App* app) {
       ->capture_default_str();
   app->add_option("-r,--repetitions", flags->repetitions, "runs per test")->capture_default_str();
   app->add_option("-t,--threads", flags->threads, "threads (default: one per CPU)");
+  app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str();
   return [flags] {
     Status status = Bench(*flags);
     if (status.ok()) return 0;

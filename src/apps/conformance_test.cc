@@ -43,8 +43,10 @@ std::string JoinIds(const json& ids) {
   return out;
 }
 
-json RunJson(const std::string& model, const std::string& prompt_args) {
+json RunJson(const std::string& model, const std::string& prompt_args,
+             const std::string& extra_flags) {
   std::string cmd = std::string(DELTASERVE_BIN) + " run -m " + Quote(model) + " " + prompt_args +
+                    " " + extra_flags +
                     " -n 32 --temp 0 --logprobs 10 --json -t 2 2>&1";
   std::string out = Shell(cmd);
   json parsed = json::parse(out, nullptr, false);
@@ -79,7 +81,11 @@ void ExpectStepsMatch(const json& ref_steps, const json& ours, double tol,
   std::printf("%s: max |logprob - ref| = %.2e (tolerance %.0e)\n", label.c_str(), worst, tol);
 }
 
-void CheckModel(const std::string& stem, double tol) {
+// `extra_flags` are added to every run. A lossy option (the 8-bit KV cache) may change a near
+// tie and so the greedy continuation: with `same_ids` false the ids are not compared, and the
+// logprobs are compared only while both continuations agree.
+void CheckModel(const std::string& stem, double tol, const std::string& extra_flags = "",
+                bool same_ids = true) {
   std::string model = SharedDir() + "/" + stem + ".gguf";
   std::ifstream refs_file(SharedDir() + "/" + stem + ".refs.json");
   if (!std::filesystem::exists(model) || !refs_file) {
@@ -87,11 +93,27 @@ void CheckModel(const std::string& stem, double tol) {
   }
   json refs = json::parse(refs_file);
   for (const auto& prompt : refs["prompts"]) {
-    const std::string label = stem + "/" + prompt["name"].get<std::string>();
-    json ours = RunJson(model, "--prompt-ids " + JoinIds(prompt["prompt_ids"]));
+    const std::string label = stem + "/" + prompt["name"].get<std::string>() +
+                              (extra_flags.empty() ? "" : " " + extra_flags);
+    json ours = RunJson(model, "--prompt-ids " + JoinIds(prompt["prompt_ids"]), extra_flags);
     ASSERT_FALSE(ours.is_discarded()) << label;
-    EXPECT_EQ(ours["generated_ids"], prompt["generated_ids"]) << label;
     json ref_steps = prompt["steps"];
+    if (same_ids) {
+      EXPECT_EQ(ours["generated_ids"], prompt["generated_ids"]) << label;
+    } else {
+      size_t agree = 0;
+      while (agree < ref_steps.size() && agree < ours["generated_ids"].size() &&
+             ours["generated_ids"][agree] == prompt["generated_ids"][agree]) {
+        ++agree;
+      }
+      std::printf("%s: greedy ids agree for %zu of %zu steps\n", label.c_str(), agree,
+                  ref_steps.size());
+      // Step `agree` is still conditioned on the same prefix; later steps are not.
+      const size_t comparable = std::min(ref_steps.size(), agree + 1);
+      ref_steps = json(std::vector<json>(ref_steps.begin(), ref_steps.begin() + comparable));
+      ours["top_logprobs"] = json(std::vector<json>(ours["top_logprobs"].begin(),
+                                                    ours["top_logprobs"].begin() + comparable));
+    }
     if (prompt.contains("f32_activation_reference")) {
       // F16 weights with f32 activations: held to the F32-activation reference (SCHEMA.md §6).
       for (size_t s = 0; s < ref_steps.size(); ++s) {
@@ -99,8 +121,9 @@ void CheckModel(const std::string& stem, double tol) {
       }
     }
     ExpectStepsMatch(ref_steps, ours["top_logprobs"], tol, label);
-    if (prompt["kind"] != "ids") {
-      json by_text = RunJson(model, "-p " + Quote(prompt["text"].get<std::string>()));
+    if (same_ids && prompt["kind"] != "ids") {
+      json by_text =
+          RunJson(model, "-p " + Quote(prompt["text"].get<std::string>()), extra_flags);
       ASSERT_FALSE(by_text.is_discarded()) << label;
       EXPECT_EQ(by_text["prompt_ids"], prompt["prompt_ids"]) << label << " (tokenised from text)";
       EXPECT_EQ(by_text["generated_ids"], prompt["generated_ids"]) << label << " (from text)";
@@ -112,5 +135,19 @@ TEST(ConformanceTest, Stories260K) { CheckModel("models/stories260K", 1e-3); }
 TEST(ConformanceTest, Qwen35Moe) { CheckModel("testdata/hybrid/qwen35moe-pub", 1e-3); }
 TEST(ConformanceTest, Qwen35DenseF16) { CheckModel("testdata/hybrid/qwen35-pub", 1e-3); }
 TEST(ConformanceTest, Qwen3Next) { CheckModel("testdata/hybrid/qwen3next-pub", 1e-3); }
+
+// The 8-bit KV cache against the same references: its effect on logprobs, printed per prompt.
+// The bounds are what these random-weight models show (2-3e-2 for qwen35moe and qwen35; up to
+// 0.4 for qwen3next, whose attention is far sharper) with room for noise; a wrong dequantisation
+// is off by whole nats.
+TEST(ConformanceTest, Qwen35MoeQ8Kv) {
+  CheckModel("testdata/hybrid/qwen35moe-pub", 0.1, "--kv-quant 8", false);
+}
+TEST(ConformanceTest, Qwen35DenseF16Q8Kv) {
+  CheckModel("testdata/hybrid/qwen35-pub", 0.1, "--kv-quant 8", false);
+}
+TEST(ConformanceTest, Qwen3NextQ8Kv) {
+  CheckModel("testdata/hybrid/qwen3next-pub", 0.75, "--kv-quant 8", false);
+}
 
 }  // namespace

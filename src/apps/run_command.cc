@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "apps/commands.h"
+#include "apps/kv_quant.h"
 #include "apps/loaded_model.h"
 #include "engine/generate.h"
 #include "text/detokenizer.h"
@@ -20,6 +21,7 @@ struct RunFlags {
   int64_t n_predict = 128;
   int64_t ctx_size = 0;
   int threads = 0;
+  int kv_quant_bits = 0;
   int64_t logprobs = 0;
   bool json = false;
   engine::SamplingParams sampling;
@@ -76,7 +78,9 @@ Status Run(const RunFlags& flags) {
   }
   int64_t ctx = flags.ctx_size > 0 ? flags.ctx_size : loaded.model->hparams().n_ctx_train;
   if (ctx <= 0) ctx = 4096;
-  state::SequenceState state(loaded.model->StateLayoutFor(ctx));
+  state::StateLayout layout = loaded.model->StateLayoutFor(ctx);
+  DS_ASSIGN_OR_RETURN(layout.kv_dtype, KvDtypeFor(flags.kv_quant_bits, loaded.model->hparams()));
+  state::SequenceState state(std::move(layout));
   ThreadPool pool(flags.threads);
 
   engine::GenerateOptions options;
@@ -117,6 +121,7 @@ CommandFn RegisterRun(CLI::App* app) {
   app->add_option("-n,--n-predict", flags->n_predict, "tokens to generate")->capture_default_str();
   app->add_option("-c,--ctx-size", flags->ctx_size, "context size (default: the model's)");
   app->add_option("-t,--threads", flags->threads, "threads (default: one per CPU)");
+  app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str();
   app->add_option("--temp", flags->sampling.temperature, "temperature; 0 is greedy")
       ->capture_default_str();
   app->add_option("--top-k", flags->sampling.top_k, "top-k; 0 disables")->capture_default_str();

@@ -1,6 +1,7 @@
 #include "apps/scripted_model.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ds::apps {
 namespace {
@@ -35,9 +36,15 @@ Status ScriptedModel::Forward(std::span<const int32_t> tokens, state::SequenceSt
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t first = state->num_tokens();
   DS_RETURN_IF_ERROR(state->Reserve(first + n));
-  if (first == 0) state->keys(0)[0] = static_cast<float>(n);  // the prompt length
+  // The first K row keeps the prompt length (f32 rows of one element).
+  if (first == 0) {
+    const float length = static_cast<float>(n);
+    std::memcpy(state->key_rows(0), &length, sizeof length);
+  }
   state->Advance(n);
-  const int64_t prompt_length = static_cast<int64_t>(state->keys(0)[0]);
+  float prompt_length_f;
+  std::memcpy(&prompt_length_f, state->key_rows(0), sizeof prompt_length_f);
+  const int64_t prompt_length = static_cast<int64_t>(prompt_length_f);
   const int64_t rows = mode == model::LogitsMode::kAll ? n : 1;
   const int64_t n_vocab = hparams_.n_vocab;
   for (int64_t r = 0; r < rows; ++r) {

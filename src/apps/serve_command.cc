@@ -10,6 +10,7 @@
 
 #include "apps/commands.h"
 #include "apps/cache_settings.h"
+#include "apps/kv_quant.h"
 #include "apps/loaded_model.h"
 #include "apps/model_fingerprint.h"
 #include "base/log.h"
@@ -26,6 +27,7 @@ struct ServeFlags {
   engine::EngineOptions engine;
   server::ChatServiceOptions chat;
   std::string cache_config;
+  int kv_quant_bits = 0;
   CacheSettings cache;          // defaults, or what a flag set
   std::vector<CLI::Option*> cache_flags;  // applied over the config file when given
 };
@@ -78,6 +80,8 @@ Status Serve(ServeFlags flags) {
                                       ? loaded.model->hparams().n_ctx_train
                                       : 8192;
   }
+  DS_ASSIGN_OR_RETURN(flags.engine.kv_dtype,
+                      KvDtypeFor(flags.kv_quant_bits, loaded.model->hparams()));
   DS_ASSIGN_OR_RETURN(CacheSettings cache, ResolveCacheSettings(flags));
   flags.engine.cache = EngineCacheOptions(cache, ModelFingerprint(*loaded.file));
   if (cache.disk_enabled && cache.disk_cap_gb > 0 && flags.engine.cache.budget_bytes == 0) {
@@ -93,10 +97,11 @@ Status Serve(ServeFlags flags) {
   }
   server::HttpServer http(flags.server, service.get());
   DS_RETURN_IF_ERROR(http.Start());
-  DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens, "
-              "prefix cache {} MiB in memory, disk tier {}",
+  DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens "
+              "(KV {}), prefix cache {} MiB in memory, disk tier {}",
               flags.server.model_id, loaded.model->hparams().arch, flags.server.host, http.port(),
               flags.engine.max_parallel, flags.engine.context_tokens,
+              tensor::DTypeName(flags.engine.kv_dtype),
               flags.engine.cache.budget_bytes >> 20,
               engine.cache() != nullptr && engine.cache()->disk() != nullptr
                   ? engine.cache()->disk()->options().dir
@@ -139,6 +144,8 @@ CommandFn RegisterServe(CLI::App* app) {
   env(app->add_option("-c,--ctx-size", flags->engine.context_tokens,
                       "context size per sequence (default: the model's)"),
       "DELTASERVE_CTX_SIZE");
+  env(app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str(),
+      "DELTASERVE_KV_QUANT");
   env(app->add_option("--prefill-chunk", flags->engine.prefill_chunk_tokens,
                       "prompt tokens per engine step")
           ->capture_default_str(),

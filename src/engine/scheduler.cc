@@ -78,12 +78,13 @@ struct Engine::Slot {
 Engine::Engine(model::Model* model, EngineOptions options)
     : model_(model), options_(options), pool_(options.threads),
       logits_(model->hparams().n_vocab) {
+  state::StateLayout layout = model_->StateLayoutFor(options_.context_tokens);
+  layout.kv_dtype = options_.kv_dtype;
   if (options_.cache.budget_bytes > 0) {
-    cache_ = std::make_unique<StateCache>(options_.cache,
-                                          model_->StateLayoutFor(options_.context_tokens));
+    cache_ = std::make_unique<StateCache>(options_.cache, layout);
   }
   for (int i = 0; i < options_.max_parallel; ++i) {
-    slots_.push_back(std::make_unique<Slot>(model_->StateLayoutFor(options_.context_tokens)));
+    slots_.push_back(std::make_unique<Slot>(layout));
   }
   thread_ = std::thread([this] { Loop(); });
 }

@@ -29,7 +29,8 @@ std::string PayloadLayout(const state::StateLayout& layout) {
   for (state::LayerKind kind : layout.layer_kinds) {
     (kind == state::LayerKind::kAttention ? attention : recurrent) += 1;
   }
-  return "kv: f32 [rows][" + std::to_string(attention) + " layers][K,V][" +
+  return "kv: " + std::string(tensor::DTypeName(layout.kv_dtype)) + " [rows][" +
+         std::to_string(attention) + " layers][K,V][" +
          std::to_string(layout.kv_row_floats) + "]; recurrent: f32 [" +
          std::to_string(recurrent) + " layers][conv " + std::to_string(layout.conv_floats) +
          ", ssm " + std::to_string(layout.ssm_floats) + "] after a " +

@@ -9,6 +9,7 @@
 #include "kernels/act_quant.h"
 #include "kernels/kernel_table.h"
 #include "tensor/fp16.h"
+#include "tensor/quant.h"
 
 namespace ds::kernels::internal {
 namespace {

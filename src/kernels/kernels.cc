@@ -15,6 +15,8 @@
 #include "kernels/denormals.h"
 #include "kernels/dispatch.h"
 #include "kernels/parallel.h"
+#include "tensor/blocks.h"
+#include "tensor/quant.h"
 
 namespace ds::kernels {
 
@@ -49,9 +51,20 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
   }
 }
 
+void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::DType dtype,
+                 uint8_t* dst) {
+  DS_CHECK(dtype == tensor::DType::kF32 || dtype == tensor::DType::kQ8_0);
+  const int64_t row_bytes = tensor::RowBytes(dtype, row_floats);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    tensor::QuantizeRow(dtype, rows + r * row_floats, dst + r * row_bytes, row_floats);
+  }
+}
+
 void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);
   DS_CHECK(args.head_dim > 0 && args.first_pos >= 0);
+  DS_CHECK(args.kv_dtype == tensor::DType::kF32 ||
+           (args.kv_dtype == tensor::DType::kQ8_0 && args.head_dim % tensor::kQK == 0));
   const internal::AttendFn attend = internal::Table().attend;
   const int64_t group = args.n_heads / args.n_kv_heads;
   // An item is a tile of tokens times the query heads of one KV head, which share every K and V

@@ -52,9 +52,12 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
 // Causal softmax attention of a block of new tokens over a KV cache that already holds them.
 // Query head h reads kv head h / (n_heads / n_kv_heads).
 struct AttentionArgs {
-  const float* q = nullptr;        // [n_tokens][n_heads * head_dim]
-  const float* k_cache = nullptr;  // [first_pos + n_tokens][n_kv_heads * head_dim]
-  const float* v_cache = nullptr;  // same layout as k_cache
+  const float* q = nullptr;       // [n_tokens][n_heads * head_dim]
+  const void* k_cache = nullptr;  // [first_pos + n_tokens] rows of n_kv_heads * head_dim
+  const void* v_cache = nullptr;  // same layout as k_cache
+  // The rows' element type: kF32, or kQ8_0 (then head_dim % 32 == 0). Q8_0 rows are read as
+  // their exact dequantised values, so the result equals f32 attention over those values.
+  tensor::DType kv_dtype = tensor::DType::kF32;
   int64_t n_tokens = 0;
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;
@@ -64,6 +67,10 @@ struct AttentionArgs {
   float* out = nullptr;  // [n_tokens][n_heads * head_dim]
 };
 void Attention(const AttentionArgs& args, ThreadPool* pool);
+
+// Writes n_rows rows of row_floats values as KV rows of `dtype` (kF32 or kQ8_0) at dst.
+void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::DType dtype,
+                 uint8_t* dst);
 
 // out = silu(gate) * up, elementwise. out may alias either input.
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);

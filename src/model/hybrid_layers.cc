@@ -120,13 +120,18 @@ void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights
     kernels::Rope(k_.data() + t * kv_dim, hp.n_head_kv, hd, hp.n_rot, first_pos + t,
                   hp.rope_freq_base, kernels::RopeStyle::kNeox);
   }
-  std::memcpy(state->keys(layer) + first_pos * kv_dim, k_.data(), n_tokens * kv_dim * 4);
-  std::memcpy(state->values(layer) + first_pos * kv_dim, v_.data(), n_tokens * kv_dim * 4);
+  const tensor::DType kv_dtype = state->layout().kv_dtype;
+  const int64_t kv_row_bytes = state->layout().KvRowBytes();
+  kernels::StoreKvRows(k_.data(), n_tokens, kv_dim, kv_dtype,
+                       state->key_rows(layer) + first_pos * kv_row_bytes);
+  kernels::StoreKvRows(v_.data(), n_tokens, kv_dim, kv_dtype,
+                       state->value_rows(layer) + first_pos * kv_row_bytes);
 
   kernels::AttentionArgs args;
   args.q = q_.data();
-  args.k_cache = state->keys(layer);
-  args.v_cache = state->values(layer);
+  args.k_cache = state->key_rows(layer);
+  args.v_cache = state->value_rows(layer);
+  args.kv_dtype = kv_dtype;
   args.n_tokens = n_tokens;
   args.n_heads = hp.n_head;
   args.n_kv_heads = hp.n_head_kv;

@@ -9,7 +9,7 @@ namespace ds::state {
 namespace {
 
 constexpr uint32_t kSnapshotMagic = 0x54535344;  // "DSST"
-constexpr uint32_t kSnapshotVersion = 1;
+constexpr uint32_t kSnapshotVersion = 2;  // 2: the KV dtype is part of the header
 
 void AppendBytes(const void* src, size_t count, std::vector<uint8_t>* out) {
   size_t old_size = out->size();
@@ -32,6 +32,7 @@ struct SequenceState::Header {
   int64_t ssm_floats;
   int64_t num_tokens;
   int64_t parts;
+  int64_t kv_dtype;
 };
 
 SequenceState::SequenceState(StateLayout layout)
@@ -57,8 +58,8 @@ Status SequenceState::Reserve(int64_t num_tokens) {
                                                                      capacity_tokens_ * 2 + 64));
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
-    layers_[i].keys.resize(capacity * layout_.kv_row_floats);
-    layers_[i].values.resize(capacity * layout_.kv_row_floats);
+    layers_[i].keys.resize(capacity * layout_.KvRowBytes());
+    layers_[i].values.resize(capacity * layout_.KvRowBytes());
   }
   capacity_tokens_ = capacity;
   return OkStatus();
@@ -79,18 +80,20 @@ bool StateLayout::HasRecurrentLayers() const {
          layer_kinds.end();
 }
 
+int64_t StateLayout::KvRowBytes() const { return tensor::RowBytes(kv_dtype, kv_row_floats); }
+
 bool SequenceState::HasRecurrentLayers() const { return layout_.HasRecurrentLayers(); }
 
-float* SequenceState::keys(int layer) {
+uint8_t* SequenceState::key_rows(int layer) {
   DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kAttention);
   return layers_[layer].keys.data();
 }
-float* SequenceState::values(int layer) {
+uint8_t* SequenceState::value_rows(int layer) {
   DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kAttention);
   return layers_[layer].values.data();
 }
-const float* SequenceState::keys(int layer) const { return layers_[layer].keys.data(); }
-const float* SequenceState::values(int layer) const { return layers_[layer].values.data(); }
+const uint8_t* SequenceState::key_rows(int layer) const { return layers_[layer].keys.data(); }
+const uint8_t* SequenceState::value_rows(int layer) const { return layers_[layer].values.data(); }
 
 float* SequenceState::conv_state(int layer) {
   DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kRecurrent);
@@ -120,20 +123,19 @@ int64_t SequenceState::NumAttentionLayers() const {
 }
 
 int64_t SequenceState::KvRowsBytes(int64_t count) const {
-  return NumAttentionLayers() * 2 * count * layout_.kv_row_floats *
-         static_cast<int64_t>(sizeof(float));
+  return NumAttentionLayers() * 2 * count * layout_.KvRowBytes();
 }
 
 void SequenceState::CopyKvRows(int64_t begin, int64_t end, uint8_t* out) const {
   DS_CHECK(0 <= begin && begin <= end && end <= num_tokens_);
   if (begin == end) return;  // `out` may be null then, and memcpy must not see it
-  const size_t row_bytes = layout_.kv_row_floats * sizeof(float);
+  const int64_t row_bytes = layout_.KvRowBytes();
   const size_t span_bytes = (end - begin) * row_bytes;
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
-    std::memcpy(out, layers_[i].keys.data() + begin * layout_.kv_row_floats, span_bytes);
+    std::memcpy(out, layers_[i].keys.data() + begin * row_bytes, span_bytes);
     out += span_bytes;
-    std::memcpy(out, layers_[i].values.data() + begin * layout_.kv_row_floats, span_bytes);
+    std::memcpy(out, layers_[i].values.data() + begin * row_bytes, span_bytes);
     out += span_bytes;
   }
 }
@@ -148,35 +150,33 @@ Status SequenceState::AppendKvRows(std::span<const uint8_t> bytes, int64_t recor
   }
   if (count == 0) return OkStatus();  // `bytes` may be empty and null
   DS_RETURN_IF_ERROR(Reserve(num_tokens_ + count));
-  const size_t row_bytes = layout_.kv_row_floats * sizeof(float);
+  const int64_t row_bytes = layout_.KvRowBytes();
   const uint8_t* cursor = bytes.data();
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
-    std::memcpy(layers_[i].keys.data() + num_tokens_ * layout_.kv_row_floats, cursor,
-                count * row_bytes);
+    std::memcpy(layers_[i].keys.data() + num_tokens_ * row_bytes, cursor, count * row_bytes);
     cursor += record_rows * row_bytes;
-    std::memcpy(layers_[i].values.data() + num_tokens_ * layout_.kv_row_floats, cursor,
-                count * row_bytes);
+    std::memcpy(layers_[i].values.data() + num_tokens_ * row_bytes, cursor, count * row_bytes);
     cursor += record_rows * row_bytes;
   }
   num_tokens_ += count;
   return OkStatus();
 }
 
-int64_t SequenceState::PayloadFloats(Parts parts, int64_t num_tokens) const {
-  int64_t floats = 0;
+int64_t SequenceState::PayloadBytes(Parts parts, int64_t num_tokens) const {
+  int64_t bytes = 0;
   for (LayerKind kind : layout_.layer_kinds) {
     if (kind == LayerKind::kRecurrent) {
-      floats += layout_.conv_floats + layout_.ssm_floats;
+      bytes += (layout_.conv_floats + layout_.ssm_floats) * static_cast<int64_t>(sizeof(float));
     } else if (parts == Parts::kAll) {
-      floats += 2 * num_tokens * layout_.kv_row_floats;
+      bytes += 2 * num_tokens * layout_.KvRowBytes();
     }
   }
-  return floats;
+  return bytes;
 }
 
 int64_t SequenceState::SnapshotBytes(Parts parts) const {
-  return static_cast<int64_t>(sizeof(Header)) + PayloadFloats(parts, num_tokens_) * 4;
+  return static_cast<int64_t>(sizeof(Header)) + PayloadBytes(parts, num_tokens_);
 }
 
 std::vector<uint8_t> SequenceState::Snapshot(Parts parts) const {
@@ -189,9 +189,15 @@ void SequenceState::SnapshotTo(Parts parts, std::vector<uint8_t>* out_bytes) con
   std::vector<uint8_t>& out = *out_bytes;
   out.clear();
   out.reserve(SnapshotBytes(parts));
-  Header header{kSnapshotMagic,      kSnapshotVersion,   static_cast<int64_t>(layers_.size()),
-                layout_.kv_row_floats, layout_.conv_floats, layout_.ssm_floats,
-                num_tokens_,          static_cast<int64_t>(parts)};
+  Header header{kSnapshotMagic,
+                kSnapshotVersion,
+                static_cast<int64_t>(layers_.size()),
+                layout_.kv_row_floats,
+                layout_.conv_floats,
+                layout_.ssm_floats,
+                num_tokens_,
+                static_cast<int64_t>(parts),
+                static_cast<int64_t>(layout_.kv_dtype)};
   AppendBytes(&header, sizeof(header), &out);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const LayerSlots& slots = layers_[i];
@@ -199,8 +205,8 @@ void SequenceState::SnapshotTo(Parts parts, std::vector<uint8_t>* out_bytes) con
       AppendFloats(slots.conv.data(), layout_.conv_floats, &out);
       AppendFloats(slots.ssm.data(), layout_.ssm_floats, &out);
     } else if (parts == Parts::kAll) {
-      AppendFloats(slots.keys.data(), num_tokens_ * layout_.kv_row_floats, &out);
-      AppendFloats(slots.values.data(), num_tokens_ * layout_.kv_row_floats, &out);
+      AppendBytes(slots.keys.data(), num_tokens_ * layout_.KvRowBytes(), &out);
+      AppendBytes(slots.values.data(), num_tokens_ * layout_.KvRowBytes(), &out);
     }
   }
 }
@@ -215,6 +221,9 @@ Status SequenceState::CheckHeader(std::span<const uint8_t> bytes, Header* header
       header->kv_row_floats != layout_.kv_row_floats ||
       header->conv_floats != layout_.conv_floats || header->ssm_floats != layout_.ssm_floats) {
     return InvalidArgumentError("snapshot was taken for a different model layout");
+  }
+  if (header->kv_dtype != static_cast<int64_t>(layout_.kv_dtype)) {
+    return InvalidArgumentError("snapshot stores KV rows in another format");
   }
   if (header->parts != static_cast<int64_t>(Parts::kAll) &&
       header->parts != static_cast<int64_t>(Parts::kRecurrentOnly)) {
@@ -231,7 +240,7 @@ Status SequenceState::CheckHeader(std::span<const uint8_t> bytes, Header* header
                                 " does not match the KV held for " + std::to_string(num_tokens_) +
                                 " tokens");
   }
-  int64_t expected = sizeof(Header) + PayloadFloats(parts, header->num_tokens) * 4;
+  int64_t expected = sizeof(Header) + PayloadBytes(parts, header->num_tokens);
   if (static_cast<int64_t>(bytes.size()) != expected) {
     return InvalidArgumentError("snapshot holds " + std::to_string(bytes.size()) +
                                 " bytes, expected " + std::to_string(expected));
@@ -246,18 +255,19 @@ Status SequenceState::Restore(std::span<const uint8_t> bytes) {
   if (all) DS_RETURN_IF_ERROR(Reserve(header.num_tokens));
   num_tokens_ = header.num_tokens;
   const uint8_t* cursor = bytes.data() + sizeof(header);
-  auto take = [&cursor](float* dst, int64_t count) {
-    if (count > 0) std::memcpy(dst, cursor, count * sizeof(float));
-    cursor += count * sizeof(float);
+  auto take = [&cursor](void* dst, int64_t bytes) {
+    if (bytes > 0) std::memcpy(dst, cursor, bytes);
+    cursor += bytes;
   };
+  const int64_t kv_bytes = num_tokens_ * layout_.KvRowBytes();
   for (size_t i = 0; i < layers_.size(); ++i) {
     LayerSlots& slots = layers_[i];
     if (layout_.layer_kinds[i] == LayerKind::kRecurrent) {
-      take(slots.conv.data(), layout_.conv_floats);
-      take(slots.ssm.data(), layout_.ssm_floats);
+      take(slots.conv.data(), layout_.conv_floats * static_cast<int64_t>(sizeof(float)));
+      take(slots.ssm.data(), layout_.ssm_floats * static_cast<int64_t>(sizeof(float)));
     } else if (all) {
-      take(slots.keys.data(), num_tokens_ * layout_.kv_row_floats);
-      take(slots.values.data(), num_tokens_ * layout_.kv_row_floats);
+      take(slots.keys.data(), kv_bytes);
+      take(slots.values.data(), kv_bytes);
     }
   }
   return OkStatus();

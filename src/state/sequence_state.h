@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "tensor/dtype.h"
 
 namespace ds::state {
 
@@ -20,13 +21,18 @@ enum class LayerKind { kAttention, kRecurrent };
 
 struct StateLayout {
   std::vector<LayerKind> layer_kinds;  // one per model layer
-  int64_t kv_row_floats = 0;   // n_kv_heads * head_dim, for K and for V of one token
+  int64_t kv_row_floats = 0;   // n_kv_heads * head_dim elements, for K and for V of one token
+  // How K and V rows are stored: kF32, or kQ8_0 (GGUF blocks of 32 with an fp16 scale, about
+  // 3.6x smaller; REQUIRES head_dim % 32 == 0 so that every head owns whole blocks).
   int64_t conv_floats = 0;     // (conv_kernel - 1) * conv_channels per recurrent layer
   int64_t ssm_floats = 0;      // n_value_heads * dv * dk per recurrent layer
   int64_t max_tokens = 0;      // context size
+  tensor::DType kv_dtype = tensor::DType::kF32;
 
   bool operator==(const StateLayout&) const = default;
   bool HasRecurrentLayers() const;
+  // Bytes of one token's K (or V) row of one attention layer.
+  int64_t KvRowBytes() const;
 };
 
 class SequenceState {
@@ -41,12 +47,12 @@ class SequenceState {
   // Marks `count` more tokens as processed. REQUIRES: Reserve(num_tokens() + count) succeeded.
   void Advance(int64_t count);
 
-  // KV rows of attention layer `layer`: [token][kv_row_floats]. Valid until the next Reserve().
-  // REQUIRES: layer_kinds[layer] == kAttention.
-  float* keys(int layer);
-  float* values(int layer);
-  const float* keys(int layer) const;
-  const float* values(int layer) const;
+  // KV rows of attention layer `layer`: [token][KvRowBytes()] in layout().kv_dtype. Valid until
+  // the next Reserve(). REQUIRES: layer_kinds[layer] == kAttention.
+  uint8_t* key_rows(int layer);
+  uint8_t* value_rows(int layer);
+  const uint8_t* key_rows(int layer) const;
+  const uint8_t* value_rows(int layer) const;
 
   // Recurrent slots of linear layer `layer`. REQUIRES: layer_kinds[layer] == kRecurrent.
   float* conv_state(int layer);
@@ -62,7 +68,7 @@ class SequenceState {
   bool HasAttentionLayers() const;
 
   // KV rows as plain bytes, for a cache that stores attention KV per block of tokens. Layout of
-  // `count` rows: for each attention layer in order, its K rows then its V rows, f32.
+  // `count` rows: for each attention layer in order, its K rows then its V rows, as stored.
   int64_t KvRowsBytes(int64_t count) const;
   // Writes rows [begin, end) to `out` (KvRowsBytes(end - begin) bytes).
   // REQUIRES: 0 <= begin <= end <= num_tokens().
@@ -72,8 +78,9 @@ class SequenceState {
   // the context; the state is unchanged on error.
   Status AppendKvRows(std::span<const uint8_t> bytes, int64_t record_rows, int64_t count);
 
-  // Snapshot bytes before the payload (the f32 values of the slots, in layer order).
-  static constexpr int64_t kSnapshotHeaderBytes = 56;
+  // Snapshot bytes before the payload (the slots in layer order: KV rows as stored, recurrent
+  // slots as f32).
+  static constexpr int64_t kSnapshotHeaderBytes = 64;
 
   // What a snapshot holds: everything, or only the recurrent slots (for a cache that keeps
   // attention KV per block and needs the non-rewindable part at chosen positions).
@@ -92,15 +99,15 @@ class SequenceState {
 
  private:
   struct LayerSlots {
-    std::vector<float> keys;
-    std::vector<float> values;
+    std::vector<uint8_t> keys;
+    std::vector<uint8_t> values;
     std::vector<float> conv;
     std::vector<float> ssm;
   };
 
   struct Header;
   Status CheckHeader(std::span<const uint8_t> bytes, Header* header) const;
-  int64_t PayloadFloats(Parts parts, int64_t num_tokens) const;
+  int64_t PayloadBytes(Parts parts, int64_t num_tokens) const;
   int64_t NumAttentionLayers() const;
 
   StateLayout layout_;

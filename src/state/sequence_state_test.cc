@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 namespace ds::state {
 namespace {
 
@@ -16,14 +18,21 @@ StateLayout HybridLayout() {
   return layout;
 }
 
+float* Keys(SequenceState* state, int layer) {
+  return reinterpret_cast<float*>(state->key_rows(layer));
+}
+float* Values(SequenceState* state, int layer) {
+  return reinterpret_cast<float*>(state->value_rows(layer));
+}
+
 void FillTokens(SequenceState* state, int64_t count, float base) {
   ASSERT_TRUE(state->Reserve(state->num_tokens() + count).ok());
   for (int layer = 0; layer < 4; ++layer) {
     if (state->layout().layer_kinds[layer] == LayerKind::kAttention) {
       for (int64_t t = state->num_tokens(); t < state->num_tokens() + count; ++t) {
         for (int64_t i = 0; i < 6; ++i) {
-          state->keys(layer)[t * 6 + i] = base + t + 0.1f * i;
-          state->values(layer)[t * 6 + i] = -base - t - 0.1f * i;
+          Keys(state, layer)[t * 6 + i] = base + t + 0.1f * i;
+          Values(state, layer)[t * 6 + i] = -base - t - 0.1f * i;
         }
       }
     } else {
@@ -78,9 +87,9 @@ TEST(SequenceStateTest, TruncateKeepsPrefixRows) {
   FillTokens(&state, 10, 0.0f);
   state.TruncateKv(4);
   EXPECT_EQ(state.num_tokens(), 4);
-  EXPECT_FLOAT_EQ(state.keys(1)[3 * 6], 3.0f);
+  EXPECT_FLOAT_EQ(Keys(&state, 1)[3 * 6], 3.0f);
   EXPECT_EQ(state.SnapshotBytes(),
-            static_cast<int64_t>(sizeof(int64_t) * 6 + 8) + (2 * 2 * 4 * 6 + 2 * 25) * 4);
+            SequenceState::kSnapshotHeaderBytes + (2 * 2 * 4 * 6 + 2 * 25) * 4);
 }
 
 TEST(SequenceStateTest, RecurrentOnlySnapshotNeedsMatchingKvPosition) {
@@ -99,7 +108,7 @@ TEST(SequenceStateTest, RecurrentOnlySnapshotNeedsMatchingKvPosition) {
   ASSERT_TRUE(state.Restore(recurrent).ok());
   EXPECT_EQ(state.num_tokens(), 6);
   EXPECT_FLOAT_EQ(state.conv_state(0)[0], 1.0f);
-  EXPECT_FLOAT_EQ(state.keys(1)[5 * 6], 1.0f + 5);  // KV rows kept from before
+  EXPECT_FLOAT_EQ(Keys(&state, 1)[5 * 6], 1.0f + 5);  // KV rows kept from before
 }
 
 TEST(SequenceStateTest, KvRowsRebuildTheStatePieceByPiece) {
@@ -119,8 +128,8 @@ TEST(SequenceStateTest, KvRowsRebuildTheStatePieceByPiece) {
   source.TruncateKv(26);
   for (int layer : {1, 3}) {
     for (int64_t i = 0; i < 26 * 6; ++i) {
-      ASSERT_EQ(rebuilt.keys(layer)[i], source.keys(layer)[i]);
-      ASSERT_EQ(rebuilt.values(layer)[i], source.values(layer)[i]);
+      ASSERT_EQ(Keys(&rebuilt, layer)[i], Keys(&source, layer)[i]);
+      ASSERT_EQ(Values(&rebuilt, layer)[i], Values(&source, layer)[i]);
     }
   }
   EXPECT_FALSE(rebuilt.Restore(recurrent).ok()) << "recurrent state of position 30 at 26";
@@ -134,6 +143,53 @@ TEST(SequenceStateTest, AppendKvRowsRejectsBadSizesAndOverflow) {
   FillTokens(&state, 95, 1.0f);
   EXPECT_EQ(state.AppendKvRows(rows, 8, 8).code(), StatusCode::kOutOfRange);
   EXPECT_EQ(state.num_tokens(), 95);
+}
+
+StateLayout Q8Layout() {
+  StateLayout layout = HybridLayout();
+  layout.kv_row_floats = 64;
+  layout.kv_dtype = tensor::DType::kQ8_0;
+  return layout;
+}
+
+TEST(SequenceStateTest, Q8KvRowsAreBlocksOf32WithAHalfScale) {
+  EXPECT_EQ(Q8Layout().KvRowBytes(), 2 * 34);
+  StateLayout f32 = Q8Layout();
+  f32.kv_dtype = tensor::DType::kF32;
+  EXPECT_EQ(f32.KvRowBytes(), 64 * 4);
+}
+
+TEST(SequenceStateTest, Q8SnapshotsRoundTripAndRefuseF32Layouts) {
+  SequenceState state(Q8Layout());
+  ASSERT_TRUE(state.Reserve(9).ok());
+  for (int layer : {1, 3}) {
+    for (int64_t b = 0; b < 9 * state.layout().KvRowBytes(); ++b) {
+      state.key_rows(layer)[b] = static_cast<uint8_t>(b * 7 + layer);
+      state.value_rows(layer)[b] = static_cast<uint8_t>(b * 11 + layer);
+    }
+  }
+  state.Advance(9);
+  const std::vector<uint8_t> bytes = state.Snapshot();
+  EXPECT_EQ(static_cast<int64_t>(bytes.size()),
+            SequenceState::kSnapshotHeaderBytes + 2 * 2 * 9 * 68 + 2 * 25 * 4);
+  SequenceState restored(Q8Layout());
+  ASSERT_TRUE(restored.Restore(bytes).ok());
+  EXPECT_EQ(restored.Snapshot(), bytes);
+
+  StateLayout f32 = Q8Layout();
+  f32.kv_dtype = tensor::DType::kF32;
+  SequenceState other(f32);
+  Status status = other.Restore(bytes);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("another format"), std::string::npos) << status.message();
+
+  // KV rows copied out for the cache come back byte for byte.
+  std::vector<uint8_t> rows(state.KvRowsBytes(4));
+  state.CopyKvRows(2, 6, rows.data());
+  SequenceState appended(Q8Layout());
+  ASSERT_TRUE(appended.AppendKvRows(rows, 4, 4).ok());
+  EXPECT_EQ(0, std::memcmp(appended.key_rows(3), state.key_rows(3) + 2 * 68, 4 * 68));
+  EXPECT_EQ(0, std::memcmp(appended.value_rows(1), state.value_rows(1) + 2 * 68, 4 * 68));
 }
 
 }  // namespace

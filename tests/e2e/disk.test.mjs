@@ -107,6 +107,34 @@ function secondTurn(question) {
   return [...turn1, { role: 'assistant', content: 'Noted.' }, { role: 'user', content: question }];
 }
 
+// The 8-bit KV cache is what the tiers store: its records serve a restarted server with the same
+// setting and are smaller, and a server keeping f32 KV leaves them alone.
+test('with --kv-quant 8 the disk tier stores 8-bit KV, which an f32 server does not restore', async () => {
+  const q8Dir = path.join(work, 'kv-q8');
+  const f32Dir = path.join(work, 'kv-f32');
+  const bytes = (dir) => records(dir).reduce((sum, f) => sum + statSync(f).size, 0);
+  const first = await startServer(['--cache-dir', q8Dir, '--kv-quant', '8'], { embedded: true });
+  assert.match(first.log(), /KV q8_0/);
+  await chat(first, turn1);
+  assert.equal(await first.stop(), 0);
+  const plain = await startServer(['--cache-dir', f32Dir], { embedded: true });
+  await chat(plain, turn1);
+  assert.equal(await plain.stop(), 0);
+  assert.ok(bytes(q8Dir) < bytes(f32Dir), `q8 ${bytes(q8Dir)} bytes, f32 ${bytes(f32Dir)} bytes`);
+
+  const turn2 = secondTurn(`Second question: ${words(4, 60)}`);
+  const again = await startServer(['--cache-dir', q8Dir, '--kv-quant', '8'], { embedded: true });
+  const hit = await chat(again, turn2);
+  assert.equal(hit.timings.cache_tier, 'disk', JSON.stringify(hit.timings));
+  assert.ok(hit.timings.cached_tokens_by_tier.disk > 1000, JSON.stringify(hit.timings));
+  assert.equal(await again.stop(), 0);
+
+  const other = await startServer(['--cache-dir', q8Dir], { embedded: true });
+  const miss = await chat(other, turn2);
+  assert.equal(miss.timings.cached_tokens, 0, JSON.stringify(miss.timings));
+  assert.equal(await other.stop(), 0);
+});
+
 test('a restart between turns: the second turn is a disk hit with the cold output', async () => {
   const cacheDir = path.join(work, 'restart');
   const first = await startServer(['--cache-dir', cacheDir], { embedded: true });

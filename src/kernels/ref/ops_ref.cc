@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/ref/ref.h"
+#include "tensor/quant.h"
 
 namespace ds::kernels::ref {
 
@@ -34,10 +35,25 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
   }
 }
 
+// The cache's first n_rows rows as f32 (quantised rows dequantised).
+std::vector<float> KvAsFloats(const void* cache, tensor::DType dtype, int64_t n_rows,
+                              int64_t row_floats) {
+  std::vector<float> rows(static_cast<size_t>(n_rows * row_floats));
+  const int64_t row_bytes = tensor::RowBytes(dtype, row_floats);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    tensor::DequantizeRow(dtype, static_cast<const uint8_t*>(cache) + r * row_bytes,
+                          rows.data() + r * row_floats, row_floats);
+  }
+  return rows;
+}
+
 void Attention(const AttentionArgs& args) {
   const int64_t hd = args.head_dim;
   const int64_t group = args.n_heads / args.n_kv_heads;
   const int64_t kv_stride = args.n_kv_heads * hd;
+  const int64_t n_rows = args.first_pos + args.n_tokens;
+  const std::vector<float> keys = KvAsFloats(args.k_cache, args.kv_dtype, n_rows, kv_stride);
+  const std::vector<float> values = KvAsFloats(args.v_cache, args.kv_dtype, n_rows, kv_stride);
   for (int64_t t = 0; t < args.n_tokens; ++t) {
     const int64_t n_pos = args.first_pos + t + 1;
     for (int64_t h = 0; h < args.n_heads; ++h) {
@@ -45,7 +61,7 @@ void Attention(const AttentionArgs& args) {
       const int64_t kv_off = (h / group) * hd;
       std::vector<double> scores(static_cast<size_t>(n_pos));
       for (int64_t p = 0; p < n_pos; ++p) {
-        const float* k = args.k_cache + p * kv_stride + kv_off;
+        const float* k = keys.data() + p * kv_stride + kv_off;
         double s = 0.0;
         for (int64_t i = 0; i < hd; ++i) s += static_cast<double>(q[i]) * k[i];
         scores[p] = s * args.scale;
@@ -57,7 +73,7 @@ void Attention(const AttentionArgs& args) {
       for (int64_t i = 0; i < hd; ++i) {
         double acc = 0.0;
         for (int64_t p = 0; p < n_pos; ++p)
-          acc += scores[p] * args.v_cache[p * kv_stride + kv_off + i];
+          acc += scores[p] * values[p * kv_stride + kv_off + i];
         out[i] = static_cast<float>(acc / denom);
       }
     }
