@@ -308,6 +308,28 @@ void SoftmaxF32(float* x, int64_t n) {
   ScaleF32(1.0f / sum, x, n);
 }
 
+void RopeF32(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, RopeStyle style,
+             const float* factors) {
+  const int64_t half = n_rot / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* head = x + h * head_dim;
+    if (style == RopeStyle::kNeox) {
+      for (int64_t i = 0; i < half; ++i) {
+        const float c = factors[i], s = factors[half + i];
+        const float x0 = head[i], x1 = head[i + half];
+        head[i] = x0 * c - x1 * s;
+        head[i + half] = x0 * s + x1 * c;
+      }
+    } else {
+      for (int64_t i = 0; i < n_rot; i += 2) {
+        const float x0 = head[i], x1 = head[i + 1];
+        head[i] = x0 * factors[i] + x1 * factors[n_rot + i];
+        head[i + 1] = x1 * factors[i + 1] + x0 * factors[n_rot + i + 1];
+      }
+    }
+  }
+}
+
 #include "kernels/attend.inc"
 
 // Eight lanes per chain, which the compiler may turn into one vector per chain. A multiply and
@@ -352,6 +374,7 @@ const KernelTable& GenericTable() {
       SoftmaxF32,
       DotF32,
       AxpyF32,
+      RopeF32,
       Attend,
       FmaBurn,
       8,

@@ -80,6 +80,11 @@ struct KernelTable {
   void (*softmax)(float* x, int64_t n);
   float (*dot)(const float* a, const float* b, int64_t n);
   void (*axpy)(float a, const float* x, int64_t n, float* y);
+  // Rotates the first n_rot dims of each head in place with a table of n_rot floats per factor:
+  // kNeox: cos[n_rot / 2] then sin[n_rot / 2]; kNorm: each pair's cos twice, then (-sin, sin)
+  // per pair, so that out = x * first + swap_pairs(x) * second.
+  void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, RopeStyle style,
+               const float* factors);
   AttendFn attend;
   // `rounds` rounds of kFmaBurnChains independent multiply-adds of fma_lanes floats each; the
   // result depends on all of them so that none can be dropped (MeasureFmaPeakGflops).

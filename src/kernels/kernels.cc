@@ -1,6 +1,6 @@
 // Public entry points other than MatVec/MatMul (matmul.cc): thin wrappers over the selected
-// kernel table, plus the kernels whose cost is not worth a per-ISA variant (Rope's rotation is
-// dominated by its sin/cos, TopK by comparisons).
+// kernel table, plus TopK, whose cost is in its comparisons. Rope computes its angles here, once
+// per call, and rotates with the table.
 
 #include "kernels/kernels.h"
 
@@ -30,25 +30,22 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
   DS_CHECK(n_rot % 2 == 0 && n_rot <= head_dim);
   const int64_t half = n_rot / 2;
   // Angles in double: pos * freq reaches 1e5 and more, where a float angle is off by ~1e-2 rad.
-  thread_local std::vector<float> cos_sin;
-  cos_sin.resize(static_cast<size_t>(2 * half));
+  thread_local std::vector<float> factors;
+  factors.resize(static_cast<size_t>(2 * n_rot));
   for (int64_t i = 0; i < half; ++i) {
     const double theta =
         static_cast<double>(pos) * std::pow(static_cast<double>(freq_base), -2.0 * i / n_rot);
-    cos_sin[2 * i] = static_cast<float>(std::cos(theta));
-    cos_sin[2 * i + 1] = static_cast<float>(std::sin(theta));
-  }
-  const int64_t stride = style == RopeStyle::kNorm ? 2 : 1;      // distance between pair starts
-  const int64_t partner = style == RopeStyle::kNorm ? 1 : half;  // offset of the second element
-  for (int64_t h = 0; h < n_heads; ++h) {
-    float* head = x + h * head_dim;
-    for (int64_t i = 0; i < half; ++i) {
-      const float c = cos_sin[2 * i], s = cos_sin[2 * i + 1];
-      const float x0 = head[i * stride], x1 = head[i * stride + partner];
-      head[i * stride] = x0 * c - x1 * s;
-      head[i * stride + partner] = x0 * s + x1 * c;
+    const float c = static_cast<float>(std::cos(theta)), s = static_cast<float>(std::sin(theta));
+    if (style == RopeStyle::kNeox) {
+      factors[i] = c;
+      factors[half + i] = s;
+    } else {
+      factors[2 * i] = factors[2 * i + 1] = c;
+      factors[n_rot + 2 * i] = -s;
+      factors[n_rot + 2 * i + 1] = s;
     }
   }
+  internal::Table().rope(x, n_heads, head_dim, n_rot, style, factors.data());
 }
 
 void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::DType dtype,

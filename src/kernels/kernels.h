@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "base/thread_pool.h"
@@ -36,6 +37,15 @@ std::string_view ActiveIsa();
 void MatVec(const MatrixView& w, const float* x, float* y, ThreadPool* pool);
 // y[n_tokens][n_rows] = x[n_tokens][n_cols] * W^T.
 void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool);
+
+// Several independent products y = W x in one parallel pass: a decode step's experts would
+// otherwise pay a fork and join of the pool per matrix. Each y equals what MatVec gives.
+struct MatVecJob {
+  MatrixView w;
+  const float* x = nullptr;  // [w.n_cols]
+  float* y = nullptr;        // [w.n_rows]
+};
+void MatVecs(std::span<const MatVecJob> jobs, ThreadPool* pool);
 
 // y = x / sqrt(mean(x^2) + eps) * weight (weight may be null: no scaling). y may alias x.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* y);

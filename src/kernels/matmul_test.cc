@@ -192,6 +192,33 @@ TEST_P(MatMulTest, IndependentOfThreadCountAndTokenTiling) {
   }
 }
 
+// A batch of jobs of every dtype and shape, split across a pool, gives each job's MatVec bits.
+TEST_P(MatMulTest, MatVecsEqualsOneMatVecPerJob) {
+  std::mt19937 rng(77);
+  ThreadPool pool(3);
+  std::vector<TestMatrix> matrices;
+  std::vector<std::vector<float>> inputs;
+  for (DType type : kWeightTypes) {
+    for (int64_t n_rows : {1, 37}) {
+      matrices.push_back(MakeMatrix(type, n_rows, 256 * (1 + n_rows % 2), rng));
+      inputs.push_back(RandomFloats(rng, matrices.back().view.n_cols));
+    }
+  }
+  std::vector<std::vector<float>> got(matrices.size()), want(matrices.size());
+  std::vector<MatVecJob> jobs;
+  for (size_t j = 0; j < matrices.size(); ++j) {
+    got[j].assign(matrices[j].view.n_rows, -1.0f);
+    want[j].assign(matrices[j].view.n_rows, 0.0f);
+    MatVec(matrices[j].view, inputs[j].data(), want[j].data(), nullptr);
+    jobs.push_back({matrices[j].view, inputs[j].data(), got[j].data()});
+  }
+  MatVecs(jobs, &pool);
+  for (size_t j = 0; j < matrices.size(); ++j) {
+    EXPECT_EQ(got[j], want[j]) << tensor::DTypeName(matrices[j].view.type) << " job " << j;
+  }
+  MatVecs({}, &pool);  // nothing to do is fine
+}
+
 TEST_P(MatMulTest, ZeroActivationsGiveZero) {
   std::mt19937 rng(5);
   for (DType type : kWeightTypes) {

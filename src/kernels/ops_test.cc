@@ -123,7 +123,7 @@ TEST(TopKTest, MatchesReferenceOnRandomInputWithManyTies) {
 }
 
 // Rope against values worked out by hand from the definition theta_i = pos * base^(-2i / n_rot).
-TEST(RopeTest, NormRotatesAdjacentPairs) {
+TEST(RopeValuesTest, NormRotatesAdjacentPairs) {
   std::vector<float> x = {1, 2, 3, 4};
   Rope(x.data(), 1, 4, 4, 1, 10000.0f, RopeStyle::kNorm);
   const double t0 = 1.0, t1 = 0.01;  // 10000^(-2/4) = 0.01
@@ -133,7 +133,7 @@ TEST(RopeTest, NormRotatesAdjacentPairs) {
   EXPECT_NEAR(x[3], 3 * std::sin(t1) + 4 * std::cos(t1), 1e-6);
 }
 
-TEST(RopeTest, NeoxRotatesHalvesAndLeavesDimsPastNRot) {
+TEST(RopeValuesTest, NeoxRotatesHalvesAndLeavesDimsPastNRot) {
   // Two heads of head_dim 6, n_rot 4: pairs (0, 2) and (1, 3); dims 4 and 5 untouched.
   std::vector<float> x = {1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6};
   Rope(x.data(), 2, 6, 4, 3, 100.0f, RopeStyle::kNeox);
@@ -150,21 +150,36 @@ TEST(RopeTest, NeoxRotatesHalvesAndLeavesDimsPastNRot) {
   }
 }
 
-TEST(RopeTest, PositionZeroIsIdentityAndLargePositionsMatchReference) {
+class RopeTest : public IsaTest {};
+
+// Every path against the reference, over head sizes and rotary widths that leave vector tails.
+TEST_P(RopeTest, PositionZeroIsIdentityAndEveryShapeMatchesReference) {
   std::mt19937 rng(8);
   for (RopeStyle style : {RopeStyle::kNorm, RopeStyle::kNeox}) {
-    const std::vector<float> x = RandomFloats(rng, 4 * 128);
-    std::vector<float> same = x;
-    Rope(same.data(), 4, 128, 32, 0, 1e6f, style);
-    EXPECT_EQ(same, x);
-    for (int64_t pos : {1, 17, 4095, 262143}) {
-      std::vector<float> got = x, want = x;
-      Rope(got.data(), 4, 128, 32, pos, 1e7f, style);
-      ref::Rope(want.data(), 4, 128, 32, pos, 1e7f, style);
-      EXPECT_LT(RelativeError(got.data(), want.data(), got.size()), 1e-6) << pos;
+    for (int64_t head_dim : {4, 18, 64, 128}) {
+      for (int64_t n_rot : {int64_t{2}, head_dim / 2 / 2 * 2, head_dim}) {
+        SCOPED_TRACE("head_dim " + std::to_string(head_dim) + " n_rot " + std::to_string(n_rot));
+        const std::vector<float> x = RandomFloats(rng, 3 * head_dim);
+        std::vector<float> same = x;
+        Rope(same.data(), 3, head_dim, n_rot, 0, 1e6f, style);
+        EXPECT_EQ(same, x);
+        for (int64_t pos : {1, 17, 4095, 262143}) {
+          std::vector<float> got = x, want = x;
+          Rope(got.data(), 3, head_dim, n_rot, pos, 1e7f, style);
+          ref::Rope(want.data(), 3, head_dim, n_rot, pos, 1e7f, style);
+          EXPECT_LT(RelativeError(got.data(), want.data(), got.size()), 1e-6) << pos;
+          for (int64_t h = 0; h < 3; ++h) {
+            for (int64_t d = n_rot; d < head_dim; ++d) {
+              EXPECT_EQ(got[h * head_dim + d], x[h * head_dim + d]) << "dim past n_rot";
+            }
+          }
+        }
+      }
     }
   }
 }
+
+DS_INSTANTIATE_FOR_EACH_ISA(RopeTest);
 
 }  // namespace
 }  // namespace ds::kernels

@@ -169,6 +169,7 @@ void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, in
     for (int64_t j = 0; j < top_k; ++j) weights_[t * top_k + j] = probs[chosen[j]] / sum;
   }
 
+  if (n_tokens == 1) return ForwardOneToken(hp, w, xn, out, pool);
   const int64_t n_ff = std::max(hp.n_ff_expert, hp.n_ff_shared_expert);
   Fit(&gathered_, n_tokens * n_embd);
   Fit(&expert_out_, n_tokens * n_embd);
@@ -198,6 +199,44 @@ void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, in
     float gate = kernels::Sigmoid(kernels::Dot(w.shared_gate, xn + t * n_embd, n_embd));
     kernels::Axpy(gate, expert_out_.data() + t * n_embd, n_embd, out + t * n_embd);
   }
+}
+
+void MoeFfn::ForwardOneToken(const HParams& hp, const MoeWeights& w, const float* xn, float* out,
+                             ThreadPool* pool) {
+  const int64_t n_embd = hp.n_embd;
+  const int64_t top_k = hp.n_expert_used;
+  const int64_t n_ff = std::max(hp.n_ff_expert, hp.n_ff_shared_expert);
+  // Slot j < top_k is the j-th chosen expert, slot top_k the shared expert.
+  Fit(&gate_buf_, (top_k + 1) * n_ff);
+  Fit(&up_buf_, (top_k + 1) * n_ff);
+  Fit(&expert_out_, (top_k + 1) * n_embd);
+  const auto ffn = [&](int64_t slot) -> const FfnWeights& {
+    return slot < top_k ? w.experts[chosen_[slot]] : w.shared;
+  };
+  jobs_.clear();
+  for (int64_t slot = 0; slot <= top_k; ++slot) {
+    jobs_.push_back({ffn(slot).gate, xn, gate_buf_.data() + slot * n_ff});
+    jobs_.push_back({ffn(slot).up, xn, up_buf_.data() + slot * n_ff});
+  }
+  kernels::MatVecs(jobs_, pool);
+  jobs_.clear();
+  for (int64_t slot = 0; slot <= top_k; ++slot) {
+    float* gate = gate_buf_.data() + slot * n_ff;
+    kernels::SwiGlu(gate, up_buf_.data() + slot * n_ff, ffn(slot).gate.n_rows, gate);
+    jobs_.push_back({ffn(slot).down, gate, expert_out_.data() + slot * n_embd});
+  }
+  kernels::MatVecs(jobs_, pool);
+
+  // Summed in increasing expert id, as the batched path does.
+  std::fill(out, out + n_embd, 0.0f);
+  for (int64_t e = 0; e < hp.n_expert; ++e) {
+    for (int64_t slot = 0; slot < top_k; ++slot) {
+      if (chosen_[slot] != e) continue;
+      kernels::Axpy(weights_[slot], expert_out_.data() + slot * n_embd, n_embd, out);
+    }
+  }
+  const float gate = kernels::Sigmoid(kernels::Dot(w.shared_gate, xn, n_embd));
+  kernels::Axpy(gate, expert_out_.data() + top_k * n_embd, n_embd, out);
 }
 
 }  // namespace ds::model
