@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -138,9 +139,42 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
   EXPECT_NE(r.output.find("memory read bandwidth: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("| model | size | params | threads | test | t/s |"), std::string::npos)
       << r.output;
-  for (const char* test : {"| pp16 |", "| tg4 |", "| pp16 @ d32 |", "| tg4 @ d32 |"}) {
+  for (const char* test : {"| pp16 |", "| tg4 |", "| pp16 @ d32 |", "| tg4 @ d32 |", "FMA peak: ",
+                           "decode floor ", "% of floor |", "% of FMA peak |", "KV cache f32"}) {
     EXPECT_NE(r.output.find(test), std::string::npos) << test << "\n" << r.output;
   }
+}
+
+TEST_F(CliTest, KvQuantNeedsWholeBlocksPerHead) {
+  // The tiny models have heads of 16 values; Q8_0 blocks hold 32.
+  const std::string model = TinyModelPath("qwen3");
+  ExpectOneLineError(RunDeltaserve("run -m " + model + " -p hi -n 1 --kv-quant 8"),
+                     "divisible by 32");
+  ExpectOneLineError(RunDeltaserve("bench-model -m " + model + " -p 4 -n 1 --kv-quant 3"),
+                     "--kv-quant takes 0 (f32) or 8 (Q8_0)");
+  ExpectOneLineError(RunDeltaserve("serve -m " + model + " --port 0 --kv-quant 8"),
+                     "divisible by 32");
+}
+
+// make-model imports a Hugging Face tokenizer, and the model it writes tokenises as that
+// tokenizer does (ids from the shared golden vectors).
+TEST_F(CliTest, MakeModelImportsATokenizer) {
+  const char* env = std::getenv("DS_SHARED_DIR");
+  const std::string dir =
+      std::string(env != nullptr ? env : "../shared") + "/testdata/tokenizers/qwen3/";
+  if (!std::filesystem::exists(dir + "tokenizer.json")) {
+    GTEST_SKIP() << "no " << dir << "tokenizer.json; set DS_SHARED_DIR";
+  }
+  const std::string model = (dir_ / "imported.gguf").string();
+  Result made = RunDeltaserve("make-model --arch qwen3 --tokenizer " + dir + "tokenizer.json" +
+                              " --tokenizer-config " + dir + "tokenizer_config.json -o " + model);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  Result run = RunDeltaserve("run -m " + model + " -p 'Hello world' -n 1 --temp 0 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("\"prompt_ids\":[9707,1879]"), std::string::npos) << run.output;
+  ExpectOneLineError(RunDeltaserve("make-model --arch qwen3 --tokenizer " +
+                                   (dir_ / "missing.json").string() + " -o " + model),
+                     "missing.json");
 }
 
 }  // namespace
