@@ -86,7 +86,8 @@ void RegisterAll() {
         ->UseRealTime();
   }
   // The bench model's projections (1024 -> 2048, 1024 -> 256) and an expert's down projection
-  // (256 -> 1024) over a 512-token prefill chunk and a 64-token expert group.
+  // (256 -> 1024) over a 512-token prefill chunk and a 64-token expert group, and an expert's
+  // matrices for one token (decode, from cache).
   for (DType type : {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
                      DType::kQ5_K, DType::kQ6_K}) {
     const std::string name = "MatMul/" + std::string(tensor::DTypeName(type));
@@ -94,6 +95,8 @@ void RegisterAll() {
         ->Args({2048, 1024, 512})
         ->Args({256, 1024, 64})
         ->Args({1024, 256, 64})
+        ->Args({256, 1024, 1})
+        ->Args({1024, 256, 1})
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }
