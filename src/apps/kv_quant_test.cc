@@ -86,7 +86,8 @@ TEST_P(KvQuantModelTest, SnapshotRestoreContinuesBitForBit) {
   const std::vector<uint8_t> snapshot = original.Snapshot();
   SequenceState restored = NewState();
   ASSERT_TRUE(restored.Restore(snapshot).ok());
-  const std::vector<float> expected = Prefill(model(), &original, ids, 90, kPromptTokens, 7, &pool_);
+  const std::vector<float> expected =
+      Prefill(model(), &original, ids, 90, kPromptTokens, 7, &pool_);
   const std::vector<float> got = Prefill(model(), &restored, ids, 90, kPromptTokens, 7, &pool_);
   EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)));
   EXPECT_EQ(restored.Snapshot(), original.Snapshot());

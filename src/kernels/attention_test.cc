@@ -133,8 +133,10 @@ TEST_P(AttentionTest, Q8KvEqualsF32AttentionOverTheDequantisedRows) {
     StoreKvRows(c.v.data(), n_rows, row, tensor::DType::kQ8_0, v8.data());
     std::vector<float> k_deq(c.k.size()), v_deq(c.v.size());
     for (int64_t r = 0; r < n_rows; ++r) {
-      tensor::DequantizeRow(tensor::DType::kQ8_0, k8.data() + r * row_bytes, k_deq.data() + r * row, row);
-      tensor::DequantizeRow(tensor::DType::kQ8_0, v8.data() + r * row_bytes, v_deq.data() + r * row, row);
+      tensor::DequantizeRow(tensor::DType::kQ8_0, k8.data() + r * row_bytes,
+                            k_deq.data() + r * row, row);
+      tensor::DequantizeRow(tensor::DType::kQ8_0, v8.data() + r * row_bytes,
+                            v_deq.data() + r * row, row);
     }
     ThreadPool pool(2);
     std::vector<float> quantised(c.q.size()), dequantised(c.q.size()), want(c.q.size());

@@ -1,7 +1,7 @@
 // MatVec throughput per weight dtype on a 4096 x 4096 matrix, reported as weight bytes streamed per
 // second (GB/s), and MatMul (prefill) throughput on the bench model's shapes, reported as
-// multiply-adds per second (items/s). Not part of ctest. Flags beyond Google Benchmark's own: the environment variable
-// DS_KERNELS_ISA picks the path; --threads=N (default 2) sizes the pool.
+// multiply-adds per second (items/s). Not part of ctest. Flags beyond Google Benchmark's own:
+// the environment variable DS_KERNELS_ISA picks the path; --threads=N (default 2) sizes the pool.
 //   ./build/src/kernels/kernels_bench --threads=2
 
 #include <benchmark/benchmark.h>

@@ -140,7 +140,8 @@ void MatVecs(std::span<const MatVecJob> jobs, ThreadPool* pool) {
   }
   const int64_t total_rows = row_starts.back();
   if (total_rows == 0) return;
-  const int64_t grain = std::max<int64_t>(1, kMinTaskMacs * total_rows / std::max<int64_t>(1, macs));
+  const int64_t grain =
+      std::max<int64_t>(1, kMinTaskMacs * total_rows / std::max<int64_t>(1, macs));
   const internal::KernelTable& table = internal::Table();
   internal::ParallelRanges(pool, total_rows, grain, [&](int64_t r0, int64_t r1) {
     size_t j = std::upper_bound(row_starts.begin(), row_starts.end(), r0) - row_starts.begin() - 1;
