@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "tensor/blocks.h"
@@ -86,6 +87,8 @@ struct KernelTable {
   void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, RopeStyle style,
                const float* factors);
   AttendFn attend;
+  // Indices of the k largest of x[0, n), largest first, ties by lower index (kernels::TopK).
+  void (*top_k)(const float* x, int64_t n, int64_t k, int32_t* indices);
   // `rounds` rounds of kFmaBurnChains independent multiply-adds of fma_lanes floats each; the
   // result depends on all of them so that none can be dropped (MeasureFmaPeakGflops).
   float (*fma_burn)(int64_t rounds);
@@ -93,6 +96,12 @@ struct KernelTable {
 };
 
 inline constexpr int kFmaBurnChains = 10;
+
+// The k best of `candidates` (indices into x) in TopK's order, written to `indices`; reorders
+// `candidates`. REQUIRES: candidates holds every index of the top k. Shared by the tables: the
+// portable one passes every index, the x86 ones narrow them first with vector compares.
+void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t k,
+                      int32_t* indices);
 
 // The tables. generic is portable C++ (also the ARM path); the x86 ones exist only in x86 builds
 // and may be called only when the CPU supports them.

@@ -1,6 +1,6 @@
 // Public entry points other than MatVec/MatMul (matmul.cc): thin wrappers over the selected
-// kernel table, plus TopK, whose cost is in its comparisons. Rope computes its angles here, once
-// per call, and rotates with the table.
+// kernel table. Rope computes its angles here, once per call, and rotates with the table; TopK's
+// final ordering of its candidates is shared by every table.
 
 #include "kernels/kernels.h"
 
@@ -106,12 +106,7 @@ void Softmax(float* x, int64_t n) {
 
 void TopK(const float* x, int64_t n, int64_t k, int32_t* indices) {
   DS_CHECK(k >= 0 && k <= n);
-  thread_local std::vector<int32_t> order;
-  order.resize(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                    [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
-  std::copy(order.begin(), order.begin() + k, indices);
+  internal::Table().top_k(x, n, k, indices);
 }
 
 float Dot(const float* a, const float* b, int64_t n) { return internal::Table().dot(a, b, n); }
@@ -138,5 +133,16 @@ double MeasureFmaPeakGflops(ThreadPool* pool) {
   }
   return best;
 }
+
+namespace internal {
+
+void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t k,
+                      int32_t* indices) {
+  std::partial_sort(candidates->begin(), candidates->begin() + k, candidates->end(),
+                    [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
+  std::copy(candidates->begin(), candidates->begin() + k, indices);
+}
+
+}  // namespace internal
 
 }  // namespace ds::kernels

@@ -101,7 +101,9 @@ TEST_P(OpsTest, SoftmaxOfEqualValuesIsUniform) {
 
 DS_INSTANTIATE_FOR_EACH_ISA(OpsTest);
 
-TEST(TopKTest, LargestFirstWithTiesByLowerIndex) {
+class TopKTest : public IsaTest {};
+
+TEST_P(TopKTest, LargestFirstWithTiesByLowerIndex) {
   const std::vector<float> x = {1.0f, 5.0f, 3.0f, 5.0f, -2.0f, 3.0f, 5.0f};
   std::vector<int32_t> idx(5);
   TopK(x.data(), 7, 5, idx.data());
@@ -112,15 +114,24 @@ TEST(TopKTest, LargestFirstWithTiesByLowerIndex) {
   EXPECT_EQ(all, (std::vector<int32_t>{1, 3, 6, 2, 5, 0, 4}));
 }
 
-TEST(TopKTest, MatchesReferenceOnRandomInputWithManyTies) {
+// Heavy ties, masked (-inf) entries, tails past the last full vector, and k from 1 to n.
+TEST_P(TopKTest, MatchesReferenceOnEveryShape) {
   std::mt19937 rng(7);
-  std::vector<float> x(5000);
-  for (float& v : x) v = static_cast<float>(rng() % 50);  // heavy ties
-  std::vector<int32_t> got(64), want(64);
-  TopK(x.data(), 5000, 64, got.data());
-  ref::TopK(x.data(), 5000, 64, want.data());
-  EXPECT_EQ(got, want);
+  for (int64_t n : {5, 33, 1000, 5003}) {
+    std::vector<float> x(n);
+    for (float& v : x) v = static_cast<float>(rng() % 50);
+    for (int64_t i = 0; i < n; i += 7) x[i] = -std::numeric_limits<float>::infinity();
+    for (int64_t k : {int64_t{1}, int64_t{4}, int64_t{40}, n / 2, n}) {
+      if (k > n) continue;
+      std::vector<int32_t> got(k), want(k);
+      TopK(x.data(), n, k, got.data());
+      ref::TopK(x.data(), n, k, want.data());
+      EXPECT_EQ(got, want) << "n " << n << " k " << k;
+    }
+  }
 }
+
+DS_INSTANTIATE_FOR_EACH_ISA(TopKTest);
 
 // Rope against values worked out by hand from the definition theta_i = pos * base^(-2i / n_rot).
 TEST(RopeValuesTest, NormRotatesAdjacentPairs) {

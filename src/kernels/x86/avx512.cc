@@ -7,9 +7,11 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "kernels/kernel_table.h"
 #include "tensor/blocks.h"
