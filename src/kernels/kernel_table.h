@@ -60,7 +60,7 @@ inline constexpr int64_t kAttentionPositionBlock = 64;
 inline constexpr int64_t kAttentionQueryTile = 32;
 
 // Per query: its accumulator, running maximum and denominator; then one block of scores, a row
-// of zeros (the stand-in for positions past the end of a group of four) and one block of K and
+// of zeros (the stand-in for positions past the end of a group of eight) and one block of K and
 // of V rows dequantised to f32 (for quantised KV).
 inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim) {
   return n_queries * (head_dim + 2) + kAttentionPositionBlock + head_dim +
