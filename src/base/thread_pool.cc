@@ -79,7 +79,9 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     work_cv_.notify_all();
   }
   RunChunks(0);
-  for (int spins = 0; pending_workers_.load(std::memory_order_acquire) != 0; ++spins) {
+  // The count stops growing once it has reached the yield phase: a long chunk cannot overflow it.
+  for (int spins = 0; pending_workers_.load(std::memory_order_acquire) != 0;
+       spins = std::min(spins + 1, kSpinsBeforeYield)) {
     Backoff(spins);
   }
   fn_ = nullptr;
