@@ -6,10 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
 
 #include "apps/test_models.h"
 
@@ -19,35 +17,6 @@ namespace {
 using state::SequenceState;
 
 constexpr int64_t kPromptTokens = 150;
-
-std::vector<int32_t> Prompt(int64_t n, int64_t n_vocab) {
-  std::mt19937 rng(9);
-  std::vector<int32_t> ids(n);
-  for (auto& id : ids) id = static_cast<int32_t>(rng() % n_vocab);
-  return ids;
-}
-
-std::vector<float> Prefill(model::Model& m, SequenceState* s, const std::vector<int32_t>& ids,
-                           int64_t begin, int64_t end, int64_t split, ThreadPool* pool) {
-  std::vector<float> logits(m.hparams().n_vocab);
-  for (int64_t b = begin; b < end; b += split) {
-    const int64_t n = std::min(split, end - b);
-    Status st = m.Forward(std::span<const int32_t>(ids).subspan(b, n), s,
-                          model::LogitsMode::kLast, logits.data(), pool);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-  }
-  return logits;
-}
-
-// max |a - b| / max |b|
-double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
-  }
-  return diff / scale;
-}
 
 TEST(KvQuantTest, FlagTakesZeroOrEightAndNeedsWholeBlocksPerHead) {
   model::HParams hp;
@@ -80,7 +49,7 @@ class KvQuantModelTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(KvQuantModelTest, SnapshotRestoreContinuesBitForBit) {
-  const std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  const std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 9);
   SequenceState original = NewState();
   Prefill(model(), &original, ids, 0, 90, 90, &pool_);
   const std::vector<uint8_t> snapshot = original.Snapshot();
@@ -94,7 +63,7 @@ TEST_P(KvQuantModelTest, SnapshotRestoreContinuesBitForBit) {
 }
 
 TEST_P(KvQuantModelTest, TruncatedKvPlusRecurrentSnapshotResumesLikeAColdPrefill) {
-  const std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  const std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 9);
   const int64_t p = 70;
   SequenceState s = NewState();
   Prefill(model(), &s, ids, 0, p, p, &pool_);
@@ -113,24 +82,24 @@ TEST_P(KvQuantModelTest, TruncatedKvPlusRecurrentSnapshotResumesLikeAColdPrefill
 // Splits change the f32 K and V values in their last bits, which can move a rounded 8-bit code
 // by one step: the logits stay close, not identical.
 TEST_P(KvQuantModelTest, AnySplitGivesCloseLogits) {
-  const std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  const std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 9);
   SequenceState whole = NewState();
   const std::vector<float> reference =
       Prefill(model(), &whole, ids, 0, kPromptTokens, kPromptTokens, &pool_);
   for (int64_t split : {1, 64}) {
     SequenceState s = NewState();
     const std::vector<float> logits = Prefill(model(), &s, ids, 0, kPromptTokens, split, &pool_);
-    EXPECT_LT(RelativeError(logits, reference), 1e-3) << "split " << split;
+    EXPECT_LT(MaxRelativeError(logits, reference), 1e-3) << "split " << split;
   }
 }
 
 TEST_P(KvQuantModelTest, LogitsStayCloseToTheF32Cache) {
-  const std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  const std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 9);
   SequenceState q8 = NewState();
   SequenceState f32 = NewState(tensor::DType::kF32);
   const std::vector<float> got = Prefill(model(), &q8, ids, 0, kPromptTokens, 64, &pool_);
   const std::vector<float> want = Prefill(model(), &f32, ids, 0, kPromptTokens, 64, &pool_);
-  const double error = RelativeError(got, want);
+  const double error = MaxRelativeError(got, want);
   std::printf("%s: 8-bit KV moves the logits by %.2e of their largest magnitude\n",
               GetParam().c_str(), error);
   EXPECT_LT(error, 2e-2);

@@ -3,9 +3,7 @@
 // snapshot taken at that position equals a cold prefill of the prefix.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstring>
-#include <random>
 
 #include "apps/test_models.h"
 
@@ -16,42 +14,11 @@ using state::SequenceState;
 
 constexpr int64_t kPromptTokens = 150;
 
-std::vector<int32_t> Prompt(int64_t n, int64_t n_vocab) {
-  std::mt19937 rng(5);
-  std::vector<int32_t> ids(n);
-  for (auto& id : ids) id = static_cast<int32_t>(rng() % n_vocab);
-  return ids;
-}
-
-// Prefills tokens [begin, end) in pieces of `split` and returns the last logits.
-std::vector<float> Prefill(model::Model& m, SequenceState* s, const std::vector<int32_t>& ids,
-                           int64_t begin, int64_t end, int64_t split, ThreadPool* pool) {
-  std::vector<float> logits(m.hparams().n_vocab);
-  for (int64_t b = begin; b < end; b += split) {
-    int64_t n = std::min(split, end - b);
-    Status st = m.Forward(std::span<const int32_t>(ids).subspan(b, n), s,
-                          model::LogitsMode::kLast, logits.data(), pool);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-  }
-  return logits;
-}
-
 std::vector<float> AsFloats(const std::vector<uint8_t>& snapshot) {
   const int64_t header = SequenceState::kSnapshotHeaderBytes;
   std::vector<float> out((snapshot.size() - header) / 4);
   std::memcpy(out.data(), snapshot.data() + header, out.size() * 4);
   return out;
-}
-
-// max |a - b| / max |b|
-double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
-  }
-  return diff / scale;
 }
 
 class StateEquivalenceTest : public ::testing::TestWithParam<std::string> {
@@ -65,7 +32,7 @@ class StateEquivalenceTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(StateEquivalenceTest, AnySplitGivesSameLogitsAndState) {
-  std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 5);
   SequenceState whole = NewState();
   std::vector<float> reference = Prefill(model(), &whole, ids, 0, kPromptTokens, kPromptTokens,
                                          &pool_);
@@ -73,13 +40,13 @@ TEST_P(StateEquivalenceTest, AnySplitGivesSameLogitsAndState) {
   for (int64_t split : {1, 7, 64, 100}) {
     SequenceState s = NewState();
     std::vector<float> logits = Prefill(model(), &s, ids, 0, kPromptTokens, split, &pool_);
-    EXPECT_LT(RelativeError(logits, reference), 1e-4) << "split " << split;
-    EXPECT_LT(RelativeError(AsFloats(s.Snapshot()), reference_state), 1e-4) << "split " << split;
+    EXPECT_LT(MaxRelativeError(logits, reference), 1e-4) << "split " << split;
+    EXPECT_LT(MaxRelativeError(AsFloats(s.Snapshot()), reference_state), 1e-4) << "split " << split;
   }
 }
 
 TEST_P(StateEquivalenceTest, SnapshotRestoreContinuesBitForBit) {
-  std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 5);
   SequenceState original = NewState();
   Prefill(model(), &original, ids, 0, 90, 90, &pool_);
   std::vector<uint8_t> snapshot = original.Snapshot();
@@ -101,7 +68,7 @@ TEST_P(StateEquivalenceTest, SnapshotRestoreContinuesBitForBit) {
 }
 
 TEST_P(StateEquivalenceTest, TruncatedKvPlusRecurrentSnapshotEqualsColdPrefix) {
-  std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 5);
   const int64_t p = 70;
   SequenceState s = NewState();
   Prefill(model(), &s, ids, 0, p, p, &pool_);
@@ -112,15 +79,15 @@ TEST_P(StateEquivalenceTest, TruncatedKvPlusRecurrentSnapshotEqualsColdPrefix) {
 
   SequenceState cold = NewState();
   Prefill(model(), &cold, ids, 0, p, p, &pool_);
-  EXPECT_LT(RelativeError(AsFloats(s.Snapshot()), AsFloats(cold.Snapshot())), 1e-5);
+  EXPECT_LT(MaxRelativeError(AsFloats(s.Snapshot()), AsFloats(cold.Snapshot())), 1e-5);
   std::vector<float> resumed = Prefill(model(), &s, ids, p, p + 20, 20, &pool_);
   std::vector<float> from_cold = Prefill(model(), &cold, ids, p, p + 20, 20, &pool_);
-  EXPECT_LT(RelativeError(resumed, from_cold), 1e-5);
+  EXPECT_LT(MaxRelativeError(resumed, from_cold), 1e-5);
 }
 
 TEST_P(StateEquivalenceTest, ContextOverflowIsAnErrorAndLeavesStateUnchanged) {
   SequenceState s(model().StateLayoutFor(32));
-  std::vector<int32_t> ids = Prompt(40, model().hparams().n_vocab);
+  std::vector<int32_t> ids = RandomPrompt(40, model().hparams().n_vocab, 5);
   std::vector<float> logits(model().hparams().n_vocab);
   Status st = model().Forward(std::span<const int32_t>(ids).subspan(0, 20), &s,
                               model::LogitsMode::kLast, logits.data(), &pool_);
@@ -133,7 +100,7 @@ TEST_P(StateEquivalenceTest, ContextOverflowIsAnErrorAndLeavesStateUnchanged) {
 }
 
 TEST_P(StateEquivalenceTest, ResultsDoNotDependOnTheThreadCount) {
-  std::vector<int32_t> ids = Prompt(kPromptTokens, model().hparams().n_vocab);
+  std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 5);
   std::vector<std::vector<float>> logits;
   for (int threads : {1, 2, 3}) {
     ThreadPool pool(threads);

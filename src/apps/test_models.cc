@@ -1,5 +1,11 @@
 #include "apps/test_models.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
 #include "apps/default_vocab.h"
 #include "base/check.h"
 
@@ -38,6 +44,36 @@ std::unique_ptr<TestModel> BuildTestModel(const ModelConfig& config) {
   DS_CHECK_MSG(model.ok(), model.status().ToString().c_str());
   test_model->model = std::move(model).value();
   return test_model;
+}
+
+std::vector<int32_t> RandomPrompt(int64_t n, int64_t n_vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> ids(n);
+  for (auto& id : ids) id = static_cast<int32_t>(rng() % n_vocab);
+  return ids;
+}
+
+std::vector<float> Prefill(model::Model& m, state::SequenceState* s,
+                           const std::vector<int32_t>& ids, int64_t begin, int64_t end,
+                           int64_t split, ThreadPool* pool) {
+  std::vector<float> logits(m.hparams().n_vocab);
+  for (int64_t b = begin; b < end; b += split) {
+    const int64_t n = std::min(split, end - b);
+    Status st = m.Forward(std::span<const int32_t>(ids).subspan(b, n), s,
+                          model::LogitsMode::kLast, logits.data(), pool);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  return logits;
+}
+
+double MaxRelativeError(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+  }
+  return diff / scale;
 }
 
 }  // namespace ds::apps

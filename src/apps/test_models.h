@@ -2,6 +2,7 @@
 // without reading anything from disk.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -21,5 +22,15 @@ struct TestModel {
 ModelConfig TinyConfig(const std::string& arch);
 // REQUIRES: the config is valid (a failure aborts the test binary with the error).
 std::unique_ptr<TestModel> BuildTestModel(const ModelConfig& config);
+
+// n token ids drawn uniformly from the vocabulary with `seed`.
+std::vector<int32_t> RandomPrompt(int64_t n, int64_t n_vocab, uint32_t seed);
+// Prefills ids [begin, end) into `s` in pieces of `split` tokens and returns the last logits;
+// a failed forward pass fails the test.
+std::vector<float> Prefill(model::Model& m, state::SequenceState* s,
+                           const std::vector<int32_t>& ids, int64_t begin, int64_t end,
+                           int64_t split, ThreadPool* pool);
+// max |a - b| / max |b| (sizes must agree).
+double MaxRelativeError(const std::vector<float>& a, const std::vector<float>& b);
 
 }  // namespace ds::apps

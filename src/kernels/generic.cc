@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <vector>
 
 #include "kernels/act_quant.h"
 #include "kernels/kernel_table.h"
@@ -333,13 +332,6 @@ void RopeF32(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, RopeSty
 
 #include "kernels/attend.inc"
 
-void TopKF32(const float* x, int64_t n, int64_t k, int32_t* indices) {
-  thread_local std::vector<int32_t> candidates;
-  candidates.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) candidates[i] = static_cast<int32_t>(i);
-  TopKOfCandidates(x, &candidates, k, indices);
-}
-
 // Eight lanes per chain, which the compiler may turn into one vector per chain. A multiply and
 // an add count as one multiply-add here, as they cost one where the build contracts them.
 float FmaBurn(int64_t rounds) {
@@ -384,7 +376,7 @@ const KernelTable& GenericTable() {
       AxpyF32,
       RopeF32,
       Attend,
-      TopKF32,
+      TopKOfAll,
       FmaBurn,
       8,
   };

@@ -97,11 +97,18 @@ struct KernelTable {
 
 inline constexpr int kFmaBurnChains = 10;
 
+// Where K or V row `pos` of the cache holds the head that starts at element kv_offset: head_dim
+// floats, or head_dim / 32 Q8_0 blocks (args.kv_dtype).
+const uint8_t* KvHeadSlice(const AttentionArgs& args, const void* cache, int64_t pos,
+                           int64_t kv_offset);
+
 // The k best of `candidates` (indices into x) in TopK's order, written to `indices`; reorders
 // `candidates`. REQUIRES: candidates holds every index of the top k. Shared by the tables: the
 // portable one passes every index, the x86 ones narrow them first with vector compares.
 void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t k,
                       int32_t* indices);
+// TopK over every index: the portable table's top_k, and the x86 ones' when k is large.
+void TopKOfAll(const float* x, int64_t n, int64_t k, int32_t* indices);
 
 // The tables. generic is portable C++ (also the ARM path); the x86 ones exist only in x86 builds
 // and may be called only when the CPU supports them.

@@ -136,11 +136,25 @@ double MeasureFmaPeakGflops(ThreadPool* pool) {
 
 namespace internal {
 
+const uint8_t* KvHeadSlice(const AttentionArgs& args, const void* cache, int64_t pos,
+                           int64_t kv_offset) {
+  const int64_t row_floats = args.n_kv_heads * args.head_dim;
+  return static_cast<const uint8_t*>(cache) + pos * tensor::RowBytes(args.kv_dtype, row_floats) +
+         tensor::RowBytes(args.kv_dtype, kv_offset);
+}
+
 void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t k,
                       int32_t* indices) {
   std::partial_sort(candidates->begin(), candidates->begin() + k, candidates->end(),
                     [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
   std::copy(candidates->begin(), candidates->begin() + k, indices);
+}
+
+void TopKOfAll(const float* x, int64_t n, int64_t k, int32_t* indices) {
+  thread_local std::vector<int32_t> candidates;
+  candidates.resize(static_cast<size_t>(n));
+  std::iota(candidates.begin(), candidates.end(), 0);
+  TopKOfCandidates(x, &candidates, k, indices);
 }
 
 }  // namespace internal

@@ -1,5 +1,7 @@
 #include "model/blocks.h"
 
+#include <cmath>
+
 #include "model/weights.h"
 
 namespace ds::model {
@@ -27,6 +29,32 @@ void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int
   }
   if (bias == nullptr) return;
   for (int64_t t = 0; t < n_tokens; ++t) AddInPlace(y + t * w.n_rows, bias, w.n_rows);
+}
+
+void AttendOverCache(const HParams& hp, int layer, const float* q, const float* k,
+                     const float* v, int64_t n_tokens, state::SequenceState* state, float* out,
+                     ThreadPool* pool) {
+  const int64_t kv_dim = hp.n_head_kv * hp.head_dim;
+  const int64_t first_pos = state->num_tokens();
+  const tensor::DType kv_dtype = state->layout().kv_dtype;
+  const int64_t kv_row_bytes = state->layout().KvRowBytes();
+  kernels::StoreKvRows(k, n_tokens, kv_dim, kv_dtype,
+                       state->key_rows(layer) + first_pos * kv_row_bytes);
+  kernels::StoreKvRows(v, n_tokens, kv_dim, kv_dtype,
+                       state->value_rows(layer) + first_pos * kv_row_bytes);
+  kernels::AttentionArgs args;
+  args.q = q;
+  args.k_cache = state->key_rows(layer);
+  args.v_cache = state->value_rows(layer);
+  args.kv_dtype = kv_dtype;
+  args.n_tokens = n_tokens;
+  args.n_heads = hp.n_head;
+  args.n_kv_heads = hp.n_head_kv;
+  args.head_dim = hp.head_dim;
+  args.first_pos = first_pos;
+  args.scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  args.out = out;
+  kernels::Attention(args, pool);
 }
 
 void SwiGluFfn(const FfnWeights& w, const float* x, int64_t n_tokens, float* gate_buf,

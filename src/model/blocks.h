@@ -7,6 +7,8 @@
 
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
+#include "model/hparams.h"
+#include "state/sequence_state.h"
 
 namespace ds::model {
 
@@ -23,6 +25,13 @@ void AddInPlace(float* x, const float* y, int64_t n);
 // y[t][n_rows] = W x[t] + bias (bias may be null).
 void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int64_t n_tokens,
             float* y, ThreadPool* pool);
+
+// Appends the K and V rows of n_tokens new tokens (k, v: [n_tokens][n_head_kv * head_dim], normed
+// and rotated) to attention layer `layer` of the state, in its KV format, then attends
+// q[n_tokens][n_head * head_dim] over everything the layer holds into out (same shape as q).
+void AttendOverCache(const HParams& hp, int layer, const float* q, const float* k,
+                     const float* v, int64_t n_tokens, state::SequenceState* state, float* out,
+                     ThreadPool* pool);
 
 // Scratch buffers for a SwiGLU FFN over n_tokens rows of width n_ff.
 struct FfnWeights {

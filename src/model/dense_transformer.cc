@@ -147,26 +147,7 @@ void DenseTransformer::AttentionBlock(int layer, int64_t n_tokens, state::Sequen
     kernels::Rope(k_.data() + t * kv_dim, hp.n_head_kv, hp.head_dim, hp.n_rot, first_pos + t,
                   hp.rope_freq_base, traits_.rope_style);
   }
-  const tensor::DType kv_dtype = state->layout().kv_dtype;
-  const int64_t kv_row_bytes = state->layout().KvRowBytes();
-  kernels::StoreKvRows(k_.data(), n_tokens, kv_dim, kv_dtype,
-                       state->key_rows(layer) + first_pos * kv_row_bytes);
-  kernels::StoreKvRows(v_.data(), n_tokens, kv_dim, kv_dtype,
-                       state->value_rows(layer) + first_pos * kv_row_bytes);
-
-  kernels::AttentionArgs args;
-  args.q = q_.data();
-  args.k_cache = state->key_rows(layer);
-  args.v_cache = state->value_rows(layer);
-  args.kv_dtype = kv_dtype;
-  args.n_tokens = n_tokens;
-  args.n_heads = hp.n_head;
-  args.n_kv_heads = hp.n_head_kv;
-  args.head_dim = hp.head_dim;
-  args.first_pos = first_pos;
-  args.scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
-  args.out = attn_.data();
-  kernels::Attention(args, pool);
+  AttendOverCache(hp, layer, q_.data(), k_.data(), v_.data(), n_tokens, state, attn_.data(), pool);
   Linear(l.wo, nullptr, attn_.data(), n_tokens, tmp_.data(), pool);
 }
 

@@ -120,26 +120,7 @@ void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights
     kernels::Rope(k_.data() + t * kv_dim, hp.n_head_kv, hd, hp.n_rot, first_pos + t,
                   hp.rope_freq_base, kernels::RopeStyle::kNeox);
   }
-  const tensor::DType kv_dtype = state->layout().kv_dtype;
-  const int64_t kv_row_bytes = state->layout().KvRowBytes();
-  kernels::StoreKvRows(k_.data(), n_tokens, kv_dim, kv_dtype,
-                       state->key_rows(layer) + first_pos * kv_row_bytes);
-  kernels::StoreKvRows(v_.data(), n_tokens, kv_dim, kv_dtype,
-                       state->value_rows(layer) + first_pos * kv_row_bytes);
-
-  kernels::AttentionArgs args;
-  args.q = q_.data();
-  args.k_cache = state->key_rows(layer);
-  args.v_cache = state->value_rows(layer);
-  args.kv_dtype = kv_dtype;
-  args.n_tokens = n_tokens;
-  args.n_heads = hp.n_head;
-  args.n_kv_heads = hp.n_head_kv;
-  args.head_dim = hd;
-  args.first_pos = first_pos;
-  args.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  args.out = attn_.data();
-  kernels::Attention(args, pool);
+  AttendOverCache(hp, layer, q_.data(), k_.data(), v_.data(), n_tokens, state, attn_.data(), pool);
   for (int64_t t = 0; t < n_tokens; ++t) {
     for (int64_t h = 0; h < hp.n_head; ++h) {
       float* o = attn_.data() + (t * hp.n_head + h) * hd;
