@@ -109,34 +109,37 @@ void MatVec(const MatrixView& w, const float* x, float* y, ThreadPool* pool) {
 }
 
 void MatVecs(std::span<const MatVecJob> jobs, ThreadPool* pool) {
-  // Activations prepared once per job (jobs sharing an x prepare it again: it is short), then
-  // the rows of all jobs, laid end to end, split across the pool as one range.
+  // Activations are prepared once per distinct input (a MoE layer's gate and up products all
+  // read the same x), then the rows of all jobs, laid end to end, split across the pool as one
+  // range.
   thread_local std::vector<uint8_t> act_storage;
   thread_local std::vector<int64_t> act_offset_storage, row_start_storage;
   // The pool's workers must read the calling thread's buffers, not their own thread_locals.
   std::vector<uint8_t>& act_buffer = act_storage;
-  std::vector<int64_t>& act_offsets = act_offset_storage;
+  std::vector<int64_t>& act_offsets = act_offset_storage;  // per job; -1 for float activations
   std::vector<int64_t>& row_starts = row_start_storage;
-  act_offsets.assign(jobs.size() + 1, 0);
+  act_offsets.assign(jobs.size(), -1);
   row_starts.assign(jobs.size() + 1, 0);
   int64_t macs = 0;
+  act_buffer.clear();
   for (size_t j = 0; j < jobs.size(); ++j) {
     const MatrixView& w = jobs[j].w;
     DS_CHECK(w.n_cols % tensor::Traits(w.type).block_elems == 0);
     DS_CHECK(w.row_bytes >= tensor::RowBytes(w.type, w.n_cols));
-    const ActFormat format = internal::ActFormatFor(w.type);
-    act_offsets[j + 1] =
-        act_offsets[j] + (format == ActFormat::kF32 ? 0 : internal::ActRowBytes(format, w.n_cols));
     row_starts[j + 1] = row_starts[j] + w.n_rows;
     macs += w.n_rows * w.n_cols;
-  }
-  act_buffer.resize(static_cast<size_t>(act_offsets.back()));
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    const ActFormat format = internal::ActFormatFor(jobs[j].w.type);
-    if (format != ActFormat::kF32) {
-      internal::QuantizeActRow(format, jobs[j].x, jobs[j].w.n_cols,
-                               act_buffer.data() + act_offsets[j]);
+    const ActFormat format = internal::ActFormatFor(w.type);
+    if (format == ActFormat::kF32) continue;
+    for (size_t e = 0; e < j && act_offsets[j] < 0; ++e) {
+      if (jobs[e].x == jobs[j].x && jobs[e].w.n_cols == w.n_cols &&
+          act_offsets[e] >= 0 && internal::ActFormatFor(jobs[e].w.type) == format) {
+        act_offsets[j] = act_offsets[e];
+      }
     }
+    if (act_offsets[j] >= 0) continue;
+    act_offsets[j] = static_cast<int64_t>(act_buffer.size());
+    act_buffer.resize(act_buffer.size() + internal::ActRowBytes(format, w.n_cols));
+    internal::QuantizeActRow(format, jobs[j].x, w.n_cols, act_buffer.data() + act_offsets[j]);
   }
   const int64_t total_rows = row_starts.back();
   if (total_rows == 0) return;
@@ -149,13 +152,11 @@ void MatVecs(std::span<const MatVecJob> jobs, ThreadPool* pool) {
       const MatVecJob& job = jobs[j];
       const int64_t begin = r - row_starts[j];
       const int64_t end = std::min(r1, row_starts[j + 1]) - row_starts[j];
-      const bool float_act = internal::ActFormatFor(job.w.type) == ActFormat::kF32;
-      const uint8_t* act = float_act ? reinterpret_cast<const uint8_t*>(job.x)
-                                     : act_buffer.data() + act_offsets[j];
-      const int64_t act_stride = float_act ? job.w.n_cols * static_cast<int64_t>(sizeof(float))
-                                           : act_offsets[j + 1] - act_offsets[j];
+      const uint8_t* act = act_offsets[j] < 0 ? reinterpret_cast<const uint8_t*>(job.x)
+                                              : act_buffer.data() + act_offsets[j];
+      // One token: the activation stride is never used.
       TileDotFor(table, job.w.type)(job.w.row(begin), job.w.row_bytes, end - begin, job.w.n_cols,
-                                    act, act_stride, 1, job.y + begin);
+                                    act, 0, 1, job.y + begin);
       r += end - begin;
     }
   });

@@ -204,13 +204,21 @@ TEST_P(MatMulTest, MatVecsEqualsOneMatVecPerJob) {
       inputs.push_back(RandomFloats(rng, matrices.back().view.n_cols));
     }
   }
+  // Jobs that share one input, as a MoE layer's gate and up products do: those of one
+  // activation format share its encoding, the others get their own.
+  const std::vector<float> shared = RandomFloats(rng, 256);
+  const size_t own_inputs = matrices.size();
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kF16}) {
+    matrices.push_back(MakeMatrix(type, 9, 256, rng));
+  }
   std::vector<std::vector<float>> got(matrices.size()), want(matrices.size());
   std::vector<MatVecJob> jobs;
   for (size_t j = 0; j < matrices.size(); ++j) {
+    const float* x = j < own_inputs ? inputs[j].data() : shared.data();
     got[j].assign(matrices[j].view.n_rows, -1.0f);
     want[j].assign(matrices[j].view.n_rows, 0.0f);
-    MatVec(matrices[j].view, inputs[j].data(), want[j].data(), nullptr);
-    jobs.push_back({matrices[j].view, inputs[j].data(), got[j].data()});
+    MatVec(matrices[j].view, x, want[j].data(), nullptr);
+    jobs.push_back({matrices[j].view, x, got[j].data()});
   }
   MatVecs(jobs, &pool);
   for (size_t j = 0; j < matrices.size(); ++j) {
