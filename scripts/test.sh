@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # README command (b): build and run every test, then the sanitizer pass over the tests that read
-# untrusted bytes or drive the cache index at random.
+# untrusted bytes or drive the cache index at random, then the kernel tests of an AArch64 cross
+# build under qemu (the NEON tables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --arm64
 (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
 scripts/build.sh
 tools/check_layers.sh
@@ -16,3 +17,5 @@ for t in "${sanitized_tests[@]}"; do
   echo "== $t (ASan+UBSan)"
   DS_SHARED_DIR="$PWD/../shared" "$(find build-asan/src -name "$t" -type f -executable)"
 done
+
+scripts/test-arm64.sh

@@ -1,5 +1,10 @@
 #include "kernels/dispatch.h"
 
+#if defined(DS_KERNELS_ARM) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -18,6 +23,12 @@ const KernelTable& TableFor(Isa isa) {
       return avx2::GetTable();
     case Isa::kAvx512:
       return avx512::GetTable();
+#endif
+#if defined(DS_KERNELS_ARM)
+    case Isa::kNeon:
+      return neon::GetTable();
+    case Isa::kNeonDotprod:
+      return neon_dotprod::GetTable();
 #endif
     default:
       return GenericTable();
@@ -43,6 +54,10 @@ Isa InitialIsa() {
   return *parsed;
 }
 
+// Ordered from least to most capable.
+constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon,
+                            Isa::kNeonDotprod};
+
 std::atomic<const KernelTable*> g_table{nullptr};
 std::atomic<Isa> g_isa{Isa::kScalar};
 
@@ -54,6 +69,10 @@ std::string_view IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kNeon:
+      return "neon";
+    case Isa::kNeonDotprod:
+      return "neon_dotprod";
     case Isa::kScalar:
       break;
   }
@@ -61,7 +80,7 @@ std::string_view IsaName(Isa isa) {
 }
 
 std::optional<Isa> ParseIsa(std::string_view name) {
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : kAllIsas) {
     if (IsaName(isa) == name) return isa;
   }
   return std::nullopt;
@@ -80,6 +99,16 @@ bool CpuSupports(Isa isa) {
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512vnni");
 #endif
+#if defined(DS_KERNELS_ARM)
+    case Isa::kNeon:
+      return true;
+    case Isa::kNeonDotprod:
+#if defined(__linux__)
+      return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#else
+      return false;
+#endif
+#endif
     default:
       return false;
   }
@@ -87,7 +116,7 @@ bool CpuSupports(Isa isa) {
 
 std::vector<Isa> SupportedIsas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : kAllIsas) {
     if (CpuSupports(isa)) out.push_back(isa);
   }
   return out;

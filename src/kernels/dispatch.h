@@ -1,6 +1,6 @@
 // Internal to the kernels library (and its tests): which instruction set the kernels use. The
 // choice is made once, on first use, from cpuid and the DS_KERNELS_ISA environment variable
-// (scalar|avx2|avx512; an unsupported or unknown value is ignored with a warning). Tests call
+// (scalar|avx2|avx512|neon|neon_dotprod; an unsupported or unknown value is ignored with a warning). Tests call
 // SetIsa to run every kernel under each path the CPU supports.
 // Thread safety: Table() may be called from any thread; SetIsa must not race with running kernels.
 #pragma once
@@ -14,9 +14,11 @@
 namespace ds::kernels::internal {
 
 enum class Isa {
-  kScalar,  // portable C++ (GenericTable); the path ARM builds take
-  kAvx2,    // AVX2 + FMA + F16C
-  kAvx512,  // AVX-512 F/BW/VL/VNNI
+  kScalar,       // portable C++ (GenericTable)
+  kAvx2,         // AVX2 + FMA + F16C
+  kAvx512,       // AVX-512 F/BW/VL/VNNI
+  kNeon,         // AArch64 Advanced SIMD, which every AArch64 CPU has
+  kNeonDotprod,  // NEON with the ARMv8.2 dot-product instructions (SDOT)
 };
 
 std::string_view IsaName(Isa isa);

@@ -1,5 +1,5 @@
-// The portable kernel table: plain C++ that compilers vectorise for the build target. It is the
-// "scalar" path on x86 and the only path on ARM. Quantised weights use the same int8 activation
+// The portable kernel table: plain C++ that compilers vectorise for the build target, the
+// "scalar" path on every architecture. Quantised weights use the same int8 activation
 // formats and integer block arithmetic as the x86 tables.
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 // depends on how tokens were tiled or rows split across threads.
 //
 // This header must stay free of inline functions: it is included by translation units compiled
-// with -mavx512f etc., and an inline function emitted there could be the copy the linker keeps
+// with -mavx512f or +dotprod etc., and an inline function emitted there could be the copy the linker keeps
 // for code that runs on CPUs without those instructions.
 // Thread safety: plain data and function pointers.
 #pragma once
@@ -110,8 +110,8 @@ void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t 
 // TopK over every index: the portable table's top_k, and the x86 ones' when k is large.
 void TopKOfAll(const float* x, int64_t n, int64_t k, int32_t* indices);
 
-// The tables. generic is portable C++ (also the ARM path); the x86 ones exist only in x86 builds
-// and may be called only when the CPU supports them.
+// The tables. generic is portable C++; the x86 ones exist only in x86 builds and the NEON ones
+// only in AArch64 builds, and each may be called only when the CPU supports it.
 const KernelTable& GenericTable();
 #if defined(DS_KERNELS_X86)
 namespace avx2 {
@@ -120,6 +120,14 @@ const KernelTable& GetTable();
 namespace avx512 {
 const KernelTable& GetTable();
 }  // namespace avx512
+#endif
+#if defined(DS_KERNELS_ARM)
+namespace neon {
+const KernelTable& GetTable();
+}  // namespace neon
+namespace neon_dotprod {
+const KernelTable& GetTable();
+}  // namespace neon_dotprod
 #endif
 
 }  // namespace ds::kernels::internal

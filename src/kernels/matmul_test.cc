@@ -244,6 +244,8 @@ DS_INSTANTIATE_FOR_EACH_ISA(MatMulTest);
 TEST(DispatchTest, ParsesIsaNamesAndReportsTheActiveOne) {
   EXPECT_EQ(internal::ParseIsa("avx2"), internal::Isa::kAvx2);
   EXPECT_EQ(internal::ParseIsa("avx512"), internal::Isa::kAvx512);
+  EXPECT_EQ(internal::ParseIsa("neon"), internal::Isa::kNeon);
+  EXPECT_EQ(internal::ParseIsa("neon_dotprod"), internal::Isa::kNeonDotprod);
   EXPECT_EQ(internal::ParseIsa("scalar"), internal::Isa::kScalar);
   EXPECT_FALSE(internal::ParseIsa("sse9").has_value());
   EXPECT_EQ(ActiveIsa(), internal::IsaName(internal::CurrentIsa()));

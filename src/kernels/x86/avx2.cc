@@ -21,26 +21,7 @@ namespace {
 
 constexpr const char* kTableName = "avx2";
 
-// Order matters: each file uses the ones above it.
-#include "kernels/x86/simd.inc"
-
-#include "kernels/simd/vec_common.inc"
-
-#include "kernels/simd/float_dots.inc"
-
-#include "kernels/x86/act_quant.inc"
-
-#include "kernels/x86/legacy_dots.inc"
-
-#include "kernels/simd/kquant_scales.inc"
-
-#include "kernels/x86/kquant_dots.inc"
-
-#include "kernels/simd/tile_dot.inc"
-
-#include "kernels/x86/kv_dequant.inc"
-
-#include "kernels/simd/ops.inc"
+#include "kernels/x86/kernels.inc"
 
 }  // namespace
 
