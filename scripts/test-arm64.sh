@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build-arm64 -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS_KERNELS_ONLY=ON \
   -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
 cmake --build build-arm64 -j"$(nproc)"
-if ! qemu-aarch64 -cpu max build-arm64/src/kernels/kernels_test --gtest_list_tests |
-  grep -q neon_dotprod; then
+tests=$(qemu-aarch64 -cpu max build-arm64/src/kernels/kernels_test --gtest_list_tests)
+if ! grep -q neon_dotprod <<<"$tests"; then
   echo "test-arm64: the neon_dotprod table is not under test; qemu lacks SDOT?" >&2
   exit 1
 fi
