@@ -136,11 +136,10 @@ double MeasureFmaPeakGflops(ThreadPool* pool) {
 
 namespace internal {
 
-const uint8_t* KvHeadSlice(const AttentionArgs& args, const void* cache, int64_t pos,
-                           int64_t kv_offset) {
+KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_offset) {
   const int64_t row_floats = args.n_kv_heads * args.head_dim;
-  return static_cast<const uint8_t*>(cache) + pos * tensor::RowBytes(args.kv_dtype, row_floats) +
-         tensor::RowBytes(args.kv_dtype, kv_offset);
+  return {static_cast<const uint8_t*>(cache) + tensor::RowBytes(args.kv_dtype, kv_offset),
+          tensor::RowBytes(args.kv_dtype, row_floats)};
 }
 
 void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t k,

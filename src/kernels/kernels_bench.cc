@@ -1,6 +1,7 @@
 // MatVec throughput per weight dtype on a 4096 x 4096 matrix, reported as weight bytes streamed per
-// second (GB/s), and MatMul (prefill) throughput on the bench model's shapes, reported as
-// multiply-adds per second (items/s). Not part of ctest. Flags beyond Google Benchmark's own:
+// second (GB/s), MatMul (prefill) throughput on the bench model's shapes, reported as
+// multiply-adds per second (items/s), and one decode step of attention over a deep KV cache,
+// reported as KV bytes read per second. Not part of ctest. Flags beyond Google Benchmark's own:
 // the environment variable DS_KERNELS_ISA picks the path; --threads=N (default 2) sizes the pool.
 //   ./build/src/kernels/kernels_bench --threads=2
 
@@ -75,6 +76,40 @@ void BM_MatMul(benchmark::State& state, tensor::DType type) {
   state.SetLabel(Label());
 }
 
+// One attention layer of the bench model (8 query heads, 2 KV heads, head_dim 128) for one new
+// token at depth state.range(0), over a cache of kv_dtype rows.
+void BM_AttentionDecode(benchmark::State& state, tensor::DType kv_dtype) {
+  constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128;
+  const int64_t depth = state.range(0);
+  const int64_t row_floats = kKvHeads * kHeadDim;
+  const std::vector<float> rows = RandomActivations((depth + 1) * row_floats);
+  const int64_t row_bytes = tensor::RowBytes(kv_dtype, row_floats);
+  std::vector<uint8_t> k_cache(static_cast<size_t>((depth + 1) * row_bytes));
+  StoreKvRows(rows.data(), depth + 1, row_floats, kv_dtype, k_cache.data());
+  const std::vector<uint8_t> v_cache = k_cache;
+  const std::vector<float> q = RandomActivations(kHeads * kHeadDim);
+  std::vector<float> out(kHeads * kHeadDim);
+  AttentionArgs args;
+  args.q = q.data();
+  args.k_cache = k_cache.data();
+  args.v_cache = v_cache.data();
+  args.kv_dtype = kv_dtype;
+  args.n_tokens = 1;
+  args.n_heads = kHeads;
+  args.n_kv_heads = kKvHeads;
+  args.head_dim = kHeadDim;
+  args.first_pos = depth;
+  args.scale = 1.0f / 11.3137f;
+  args.out = out.data();
+  ThreadPool pool(g_threads);
+  for (auto _ : state) {
+    Attention(args, &pool);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * (depth + 1) * row_bytes);
+  state.SetLabel(Label());
+}
+
 void RegisterAll() {
   using tensor::DType;
   for (DType type : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0,
@@ -98,6 +133,14 @@ void RegisterAll() {
         ->Args({256, 1024, 1})
         ->Args({1024, 256, 1})
         ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  for (DType kv_dtype : {DType::kF32, DType::kQ8_0}) {
+    const std::string name = "AttentionDecode/" + std::string(tensor::DTypeName(kv_dtype));
+    benchmark::RegisterBenchmark(name.c_str(), BM_AttentionDecode, kv_dtype)
+        ->Arg(4096)
+        ->Arg(32768)
+        ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }
 }
