@@ -7,8 +7,8 @@
 // depends on how tokens were tiled or rows split across threads.
 //
 // This header must stay free of inline functions: it is included by translation units compiled
-// with -mavx512f or +dotprod etc., and an inline function emitted there could be the copy the linker keeps
-// for code that runs on CPUs without those instructions.
+// with -mavx512f, +dotprod etc., and an inline function emitted there could be the copy the
+// linker keeps for code that runs on CPUs without those instructions.
 // Thread safety: plain data and function pointers.
 #pragma once
 
@@ -111,10 +111,10 @@ KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_off
 
 // The k best of `candidates` (indices into x) in TopK's order, written to `indices`; reorders
 // `candidates`. REQUIRES: candidates holds every index of the top k. Shared by the tables: the
-// portable one passes every index, the x86 ones narrow them first with vector compares.
+// portable one passes every index, the SIMD ones narrow them first with vector compares.
 void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t k,
                       int32_t* indices);
-// TopK over every index: the portable table's top_k, and the x86 ones' when k is large.
+// TopK over every index: the portable table's top_k, and the SIMD ones' when k is large.
 void TopKOfAll(const float* x, int64_t n, int64_t k, int32_t* indices);
 
 // The tables. generic is portable C++; the x86 ones exist only in x86 builds and the NEON ones
