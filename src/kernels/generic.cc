@@ -1,6 +1,6 @@
 // The portable kernel table: plain C++ that compilers vectorise for the build target, the
 // "scalar" path on every architecture. Quantised weights use the same int8 activation
-// formats and integer block arithmetic as the x86 tables.
+// formats and integer block arithmetic as the SIMD tables.
 
 #include <algorithm>
 #include <cmath>

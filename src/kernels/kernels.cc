@@ -84,7 +84,9 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / item_macs);
   internal::ParallelRanges(pool, n_items, grain, [&](int64_t i0, int64_t i1) {
     const internal::FlushDenormalsScope flush_denormals;
-    std::vector<float> scratch(static_cast<size_t>(internal::AttendScratchFloats(
+    // Per thread and kept between calls: attention runs for every layer of every decode step.
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<size_t>(internal::AttendScratchFloats(
         std::min(tile, args.n_tokens) * heads_per_item, args.head_dim)));
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t t0 = (i / head_sets) * tile;

@@ -22,11 +22,11 @@ enum class LayerKind { kAttention, kRecurrent };
 struct StateLayout {
   std::vector<LayerKind> layer_kinds;  // one per model layer
   int64_t kv_row_floats = 0;   // n_kv_heads * head_dim elements, for K and for V of one token
-  // How K and V rows are stored: kF32, or kQ8_0 (GGUF blocks of 32 with an fp16 scale, about
-  // 3.6x smaller; REQUIRES head_dim % 32 == 0 so that every head owns whole blocks).
   int64_t conv_floats = 0;     // (conv_kernel - 1) * conv_channels per recurrent layer
   int64_t ssm_floats = 0;      // n_value_heads * dv * dk per recurrent layer
   int64_t max_tokens = 0;      // context size
+  // How K and V rows are stored: kF32, or kQ8_0 (GGUF blocks of 32 with an fp16 scale, about
+  // 3.6x smaller; REQUIRES head_dim % 32 == 0 so that every head owns whole blocks).
   tensor::DType kv_dtype = tensor::DType::kF32;
 
   bool operator==(const StateLayout&) const = default;
