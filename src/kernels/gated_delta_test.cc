@@ -103,38 +103,23 @@ double RelativeError(const std::vector<float>& got, const std::vector<double>& w
   return max_abs == 0.0 ? max_diff : max_diff / max_abs;
 }
 
-double RelativeError(const std::vector<float>& got, const std::vector<float>& want) {
-  return RelativeError(got, std::vector<double>(want.begin(), want.end()));
-}
-
-enum class Form { kRecurrent, kChunked };
-
-struct Segment {
-  int64_t end;  // tokens [previous end, end)
-  Form form;
-};
-
 struct RunResult {
   std::vector<float> out;    // [n_tokens][num_v_heads][head_dim_v]
   std::vector<float> state;  // final
 };
 
-// Runs tokens [0, segments.back().end) piece by piece, each piece continuing from the state the
+// Runs tokens [0, ends.back()) in pieces [previous end, end), each continuing from the state the
 // previous one left.
-RunResult RunSegments(const DeltaInputs& in, const std::vector<Segment>& segments,
-                      std::vector<float> state, ThreadPool* pool = nullptr) {
+RunResult RunPieces(const DeltaInputs& in, const std::vector<int64_t>& ends,
+                    std::vector<float> state, ThreadPool* pool = nullptr) {
   RunResult r;
-  r.out.assign(segments.back().end * in.dims.OutRowSize(), std::nanf(""));
+  r.out.assign(ends.back() * in.dims.OutRowSize(), std::nanf(""));
   int64_t begin = 0;
-  for (const Segment& seg : segments) {
-    const GatedDeltaArgs a =
-        in.Args(begin, seg.end - begin, state.data(), r.out.data() + begin * in.dims.OutRowSize());
-    if (seg.form == Form::kChunked) {
-      GatedDeltaChunked(a, pool);
-    } else {
-      GatedDeltaRecurrent(a, pool);
-    }
-    begin = seg.end;
+  for (int64_t end : ends) {
+    GatedDeltaRecurrent(
+        in.Args(begin, end - begin, state.data(), r.out.data() + begin * in.dims.OutRowSize()),
+        pool);
+    begin = end;
   }
   r.state = std::move(state);
   return r;
@@ -160,8 +145,7 @@ void ExpectNear(const RunResult& got, const RefResult& want, const std::string& 
 
 class GatedDeltaMappingTest : public ::testing::TestWithParam<KeyHeadMapping> {};
 
-// Both forms against the reference, and against each other, for every length 1..300 from a zero
-// state: covers single tokens, partial chunks, exact chunk multiples and several chunks.
+// Every length 1..300 from a zero state against the reference.
 TEST_P(GatedDeltaMappingTest, EveryLengthMatchesReference) {
   const Dims d{2, 4, 16, 16, GetParam()};
   constexpr int64_t kMaxTokens = 300;
@@ -180,56 +164,41 @@ TEST_P(GatedDeltaMappingTest, EveryLengthMatchesReference) {
     RefResult want;
     want.out.assign(ref_out.begin(), ref_out.begin() + n * d.OutRowSize());
     want.state = ref_states[n - 1];
-    const RunResult chunked = RunSegments(in, {{n, Form::kChunked}}, zero);
-    const RunResult recurrent = RunSegments(in, {{n, Form::kRecurrent}}, zero);
-    ExpectNear(chunked, want, "chunked n=" + std::to_string(n));
-    ExpectNear(recurrent, want, "recurrent n=" + std::to_string(n));
-    EXPECT_LT(RelativeError(chunked.out, recurrent.out), kDeltaTolerance) << "n=" << n;
-    EXPECT_LT(RelativeError(chunked.state, recurrent.state), kDeltaTolerance) << "n=" << n;
+    ExpectNear(RunPieces(in, {n}, zero), want, "n=" + std::to_string(n));
     if (HasFailure()) break;
   }
 }
 
-// Chunked over [0,a), recurrent over [a,b), chunked over [b,n), and random mixes of more pieces,
-// all continuing from a non-zero incoming state.
-TEST_P(GatedDeltaMappingTest, RandomSplitsMatchReference) {
+// A sequence split into random pieces, from a non-zero incoming state, gives the reference's
+// result and exactly the bits of one run: a prompt prefilled in any chunks, or token by token as
+// decode runs it, leaves the same state.
+TEST_P(GatedDeltaMappingTest, RandomSplitsGiveTheBitsOfOneRun) {
   const Dims d{2, 4, 16, 16, GetParam()};
   std::mt19937 rng(7);
   for (int trial = 0; trial < 24; ++trial) {
     const int64_t n = std::uniform_int_distribution<int64_t>(2, 300)(rng);
     const DeltaInputs in = MakeInputs(d, n, 100 + trial);
     const std::vector<float> init = RandomState(d, 200 + trial);
-    const RefResult want = RunReference(in, n, init);
-    std::vector<Segment> segments;
-    if (trial < 12) {
-      std::uniform_int_distribution<int64_t> cut(1, n - 1);
-      int64_t a = cut(rng);
-      int64_t b = cut(rng);
-      if (a > b) std::swap(a, b);
-      segments = {{a, Form::kChunked}, {b, Form::kRecurrent}, {n, Form::kChunked}};
-    } else {
-      int64_t end = 0;
-      while (end < n) {
-        end = std::min(n, end + std::uniform_int_distribution<int64_t>(1, 100)(rng));
-        segments.push_back({end, rng() % 2 == 0 ? Form::kChunked : Form::kRecurrent});
-      }
+    std::vector<int64_t> ends;
+    while (ends.empty() || ends.back() < n) {
+      const int64_t last = ends.empty() ? 0 : ends.back();
+      ends.push_back(std::min(n, last + std::uniform_int_distribution<int64_t>(1, 100)(rng)));
     }
     const std::string what = "trial " + std::to_string(trial) + " n=" + std::to_string(n);
-    ExpectNear(RunSegments(in, segments, init), want, what);
-    ExpectNear(RunSegments(in, {{n, Form::kChunked}}, init), want, what + " whole chunked");
+    const RunResult pieces = RunPieces(in, ends, init);
+    const RunResult whole = RunPieces(in, {n}, init);
+    ExpectNear(pieces, RunReference(in, n, init), what);
+    EXPECT_EQ(pieces.out, whole.out) << what;
+    EXPECT_EQ(pieces.state, whole.state) << what;
   }
 }
 
-// Model-sized heads: dk = dv = 64 over 130 tokens (two full chunks and a 2-token tail).
+// Model-sized heads: dk = dv = 64 over 130 tokens.
 TEST_P(GatedDeltaMappingTest, HeadDim64MatchesReference) {
   const Dims d{2, 4, 64, 64, GetParam()};
   const DeltaInputs in = MakeInputs(d, 130, 11);
   const std::vector<float> init = RandomState(d, 12);
-  const RefResult want = RunReference(in, 130, init);
-  ExpectNear(RunSegments(in, {{130, Form::kChunked}}, init), want, "chunked");
-  ExpectNear(RunSegments(in, {{130, Form::kRecurrent}}, init), want, "recurrent");
-  ExpectNear(RunSegments(in, {{50, Form::kRecurrent}, {130, Form::kChunked}}, init), want,
-             "recurrent then chunked");
+  ExpectNear(RunPieces(in, {130}, init), RunReference(in, 130, init), "dk = dv = 64");
 }
 
 // dk != dv and three value heads per key head.
@@ -237,9 +206,7 @@ TEST_P(GatedDeltaMappingTest, UnequalHeadDimsMatchReference) {
   const Dims d{2, 6, 24, 40, GetParam()};
   const DeltaInputs in = MakeInputs(d, 150, 21);
   const std::vector<float> init = RandomState(d, 22);
-  const RefResult want = RunReference(in, 150, init);
-  ExpectNear(RunSegments(in, {{150, Form::kChunked}}, init), want, "chunked");
-  ExpectNear(RunSegments(in, {{150, Form::kRecurrent}}, init), want, "recurrent");
+  ExpectNear(RunPieces(in, {150}, init), RunReference(in, 150, init), "dk 24, dv 40");
 }
 
 INSTANTIATE_TEST_SUITE_P(Mappings, GatedDeltaMappingTest,
@@ -263,12 +230,10 @@ TEST(GatedDeltaTest, ThreadCountDoesNotChangeResults) {
   const DeltaInputs in = MakeInputs(d, 100, 31);
   const std::vector<float> init = RandomState(d, 32);
   ThreadPool pool(3);
-  for (Form form : {Form::kChunked, Form::kRecurrent}) {
-    const RunResult serial = RunSegments(in, {{100, form}}, init, nullptr);
-    const RunResult threaded = RunSegments(in, {{100, form}}, init, &pool);
-    EXPECT_EQ(serial.out, threaded.out);
-    EXPECT_EQ(serial.state, threaded.state);
-  }
+  const RunResult serial = RunPieces(in, {100}, init, nullptr);
+  const RunResult threaded = RunPieces(in, {100}, init, &pool);
+  EXPECT_EQ(serial.out, threaded.out);
+  EXPECT_EQ(serial.state, threaded.state);
 }
 
 TEST(GatedDeltaTest, ZeroTokensLeavesStateAlone) {
@@ -277,7 +242,6 @@ TEST(GatedDeltaTest, ZeroTokensLeavesStateAlone) {
   std::vector<float> state = RandomState(d, 42);
   const std::vector<float> before = state;
   std::vector<float> out(d.OutRowSize(), 0.0f);
-  GatedDeltaChunked(in.Args(0, 0, state.data(), out.data()), nullptr);
   GatedDeltaRecurrent(in.Args(0, 0, state.data(), out.data()), nullptr);
   EXPECT_EQ(state, before);
 }

@@ -81,11 +81,7 @@ void DeltaNetMixer::Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, 
   args.mapping = dims.mapping;
   args.state = ssm_state;
   args.out = o_.data();
-  if (n_tokens == 1) {
-    kernels::GatedDeltaRecurrent(args, pool);
-  } else {
-    kernels::GatedDeltaChunked(args, pool);
-  }
+  kernels::GatedDeltaRecurrent(args, pool);
   kernels::GatedRmsNorm(o_.data(), z_.data(), w.norm, n_tokens * dims.num_v_heads, dk, dims.eps);
   Linear(w.out, nullptr, o_.data(), n_tokens, out, pool);
 }

@@ -42,8 +42,8 @@ struct DeltaNetDims {
 
 class DeltaNetMixer {
  public:
-  // Advances the layer's recurrent slots by n_tokens. Batches of more than one token use the
-  // chunked form; single tokens use the recurrence.
+  // Advances the layer's recurrent slots by n_tokens, with the same bits whether they come in
+  // one batch or several.
   void Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, const float* xn,
                int64_t n_tokens, float* conv_state, float* ssm_state, float* out,
                ThreadPool* pool);
