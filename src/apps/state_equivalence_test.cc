@@ -1,6 +1,6 @@
-// The properties the prefix cache rests on, checked on every architecture: a prompt may be
-// prefilled in any split, a snapshot restores bit for bit, and truncated KV plus the recurrent
-// snapshot taken at that position equals a cold prefill of the prefix.
+// The properties the prefix cache rests on, checked on every architecture, all bit for bit: a
+// prompt may be prefilled in any split, a snapshot restores exactly, and truncated KV plus the
+// recurrent snapshot taken at that position equals a cold prefill of the prefix.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -40,8 +40,8 @@ TEST_P(StateEquivalenceTest, AnySplitGivesSameLogitsAndState) {
   for (int64_t split : {1, 7, 64, 100}) {
     SequenceState s = NewState();
     std::vector<float> logits = Prefill(model(), &s, ids, 0, kPromptTokens, split, &pool_);
-    EXPECT_LT(MaxRelativeError(logits, reference), 1e-4) << "split " << split;
-    EXPECT_LT(MaxRelativeError(AsFloats(s.Snapshot()), reference_state), 1e-4) << "split " << split;
+    EXPECT_EQ(logits, reference) << "split " << split;
+    EXPECT_EQ(AsFloats(s.Snapshot()), reference_state) << "split " << split;
   }
 }
 
@@ -79,10 +79,10 @@ TEST_P(StateEquivalenceTest, TruncatedKvPlusRecurrentSnapshotEqualsColdPrefix) {
 
   SequenceState cold = NewState();
   Prefill(model(), &cold, ids, 0, p, p, &pool_);
-  EXPECT_LT(MaxRelativeError(AsFloats(s.Snapshot()), AsFloats(cold.Snapshot())), 1e-5);
+  EXPECT_EQ(AsFloats(s.Snapshot()), AsFloats(cold.Snapshot()));
   std::vector<float> resumed = Prefill(model(), &s, ids, p, p + 20, 20, &pool_);
   std::vector<float> from_cold = Prefill(model(), &cold, ids, p, p + 20, 20, &pool_);
-  EXPECT_LT(MaxRelativeError(resumed, from_cold), 1e-5);
+  EXPECT_EQ(resumed, from_cold);
 }
 
 TEST_P(StateEquivalenceTest, ContextOverflowIsAnErrorAndLeavesStateUnchanged) {

@@ -104,8 +104,8 @@ void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights
   Linear(w.v, nullptr, xn, n_tokens, v_.data(), pool);
   for (int64_t t = 0; t < n_tokens; ++t) {
     for (int64_t h = 0; h < hp.n_head; ++h) {
-      std::memcpy(q_.data() + (t * hp.n_head + h) * hd, q_gate_.data() + (t * hp.n_head + h) * 2 * hd,
-                  hd * sizeof(float));
+      const int64_t head = t * hp.n_head + h;
+      std::memcpy(q_.data() + head * hd, q_gate_.data() + head * 2 * hd, hd * sizeof(float));
     }
   }
   RmsNormRows(q_.data(), w.q_norm, n_tokens * hp.n_head, hd, hp.rms_eps, q_.data());
