@@ -28,12 +28,6 @@ void RunParallel(ThreadPool* pool, int64_t n, int64_t grain,
 
 [[gnu::always_inline]] inline float Silu(float x) { return x / (1.0f + std::exp(-x)); }
 
-// y[0, n) += a * x[0, n)
-[[gnu::always_inline]] inline void AxpyRow(float a, const float* __restrict x, int64_t n,
-                                           float* __restrict y) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
-
 // ---------------------------------------------------------------------------------------------
 // Causal conv1d
 
@@ -73,9 +67,10 @@ void ConvBlock(const float* x, int64_t n_tokens, int64_t channels, const float* 
 
 // Register tiles are written with GCC/Clang vector types: the auto-vectoriser otherwise
 // vectorises the matrix products along the reduction with strided gathers, or keeps accumulators
-// in memory. Each clone lowers a Vec16 to one zmm, two ymm or four xmm registers.
-typedef float Vec16 __attribute__((vector_size(64)));
-constexpr int64_t kTileCols = 16;
+// in memory. Each clone lowers a Vec8 to one ymm or two xmm registers. Tiles of 16 columns
+// (64-byte vectors) were 4-5x slower: GCC 12 moved them through the stack in the AVX2 clone.
+typedef float Vec8 __attribute__((vector_size(32)));
+constexpr int64_t kTileCols = 8;
 
 // ---------------------------------------------------------------------------------------------
 // Gated delta rule. Per value head, m is S^T: m[j][i] = S[i][j], dk rows of dv floats.
@@ -109,35 +104,35 @@ struct RecurrentToken {
 [[gnu::always_inline]] inline void RecurrentTile(const RecurrentToken& tok, int64_t dk, int64_t dv,
                                                  int64_t x0, float* m) {
   constexpr int64_t kParts = 4;
-  Vec16 part[kParts] = {};
-  Vec16 mj;
+  Vec8 part[kParts] = {};
+  Vec8 mj;
   int64_t j = 0;
   for (; j + kParts <= dk; j += kParts) {
     for (int64_t u = 0; u < kParts; ++u) {
-      __builtin_memcpy(&mj, m + (j + u) * dv + x0, sizeof(Vec16));
+      __builtin_memcpy(&mj, m + (j + u) * dv + x0, sizeof(Vec8));
       part[u] += tok.k[j + u] * mj;
     }
   }
   for (; j < dk; ++j) {
-    __builtin_memcpy(&mj, m + j * dv + x0, sizeof(Vec16));
+    __builtin_memcpy(&mj, m + j * dv + x0, sizeof(Vec8));
     part[0] += tok.k[j] * mj;
   }
-  Vec16 v;
-  __builtin_memcpy(&v, tok.v + x0, sizeof(Vec16));
-  const Vec16 d = tok.beta * (v - tok.decay * ((part[0] + part[1]) + (part[2] + part[3])));
-  Vec16 out[kParts] = {};
-  const auto update = [&](int64_t row, Vec16& acc) {
-    __builtin_memcpy(&mj, m + row * dv + x0, sizeof(Vec16));
+  Vec8 v;
+  __builtin_memcpy(&v, tok.v + x0, sizeof(Vec8));
+  const Vec8 d = tok.beta * (v - tok.decay * ((part[0] + part[1]) + (part[2] + part[3])));
+  Vec8 out[kParts] = {};
+  const auto update = [&](int64_t row, Vec8& acc) {
+    __builtin_memcpy(&mj, m + row * dv + x0, sizeof(Vec8));
     mj = tok.decay * mj + tok.k[row] * d;
-    __builtin_memcpy(m + row * dv + x0, &mj, sizeof(Vec16));
+    __builtin_memcpy(m + row * dv + x0, &mj, sizeof(Vec8));
     acc += tok.q[row] * mj;
   };
   for (j = 0; j + kParts <= dk; j += kParts) {
     for (int64_t u = 0; u < kParts; ++u) update(j + u, out[u]);
   }
   for (; j < dk; ++j) update(j, out[0]);
-  const Vec16 o = (out[0] + out[1]) + (out[2] + out[3]);
-  __builtin_memcpy(tok.o + x0, &o, sizeof(Vec16));
+  const Vec8 o = (out[0] + out[1]) + (out[2] + out[3]);
+  __builtin_memcpy(tok.o + x0, &o, sizeof(Vec8));
 }
 
 // Columns [x0, dv) one at a time: the tail when dv is not a multiple of kTileCols.
