@@ -65,10 +65,10 @@ void ConvBlock(const float* x, int64_t n_tokens, int64_t channels, const float* 
   }
 }
 
-// Register tiles are written with GCC/Clang vector types: the auto-vectoriser otherwise
-// vectorises the matrix products along the reduction with strided gathers, or keeps accumulators
-// in memory. Each clone lowers a Vec8 to one ymm or two xmm registers. Tiles of 16 columns
-// (64-byte vectors) were 4-5x slower: GCC 12 moved them through the stack in the AVX2 clone.
+// The recurrence's register tiles are written with GCC/Clang vector types: the auto-vectoriser
+// otherwise vectorises along the reduction over the state's rows, or keeps the accumulators in
+// memory. Each clone lowers a Vec8 to one ymm or two xmm registers. Tiles of 16 columns (64-byte
+// vectors) were 4-5x slower: GCC 12 moved them through the stack in the AVX2 clone.
 typedef float Vec8 __attribute__((vector_size(32)));
 constexpr int64_t kTileCols = 8;
 
