@@ -8,9 +8,10 @@
 namespace ds::kernels {
 namespace {
 
-// The hot loops are plain contiguous loops left to the auto-vectoriser. The library is built for
-// the baseline ISA, so the functions holding them are cloned per ISA and the loader picks one at
-// start (ifunc); small helpers are always inlined into each clone.
+// The hot loops are plain contiguous loops (the conv) or GCC vector types (the recurrence's
+// register tiles). The library is built for the baseline ISA, so the functions holding them are
+// cloned per ISA and the loader picks one at start (ifunc); small helpers are always inlined into
+// each clone.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define DS_ISA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else

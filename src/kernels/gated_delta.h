@@ -14,14 +14,15 @@
 // Both are plain bytes: snapshot/restore may memcpy them.
 //
 // The rule runs token by token for prefill as for decode, so a sequence may be split anywhere,
-// each piece continuing from the state the previous one left, with the same bits as one run. A
-// chunked (WY/UT) form with small matrix products per chunk of 64 tokens was slower on every
-// shape measured: 28.7 ms against 18.1 ms for 512 tokens of the bench model's layer (16 value
-// heads of 64 x 64) on 2 threads, 90.7 against 75.3 ms with heads of 128 x 128.
+// each piece continuing from the state the previous one left, with the same bits as one run. It
+// takes 6.9 ms for 512 tokens of the bench model's layer (16 value heads of 64 x 64) on 2 threads.
+// A chunked (WY/UT) form with small matrix products per chunk of 64 tokens took 28.7 ms there,
+// and 90.7 ms against the recurrence's 75.3 with heads of 128 x 128, but was measured with
+// 16-column register tiles, which GCC 12 spilled (the recurrence then took 18.1 ms).
 //
 // Thread safety: stateless; functions taking a ThreadPool split value heads (or channel blocks)
 // across it and return when done; pool may be null (run on the calling thread). Results do not
-// depend on the thread count. Buffers are allocated once per call, never per token.
+// depend on the thread count. Nothing is allocated.
 #pragma once
 
 #include <cmath>
