@@ -19,8 +19,10 @@ constexpr std::array<std::string_view, 64> kWords = {
     "marble", "needle",  "object", "puzzle", "rabbit", "saddle",  "tunnel", "umbrella",
     "violet", "walnut",  "zipper", "button", "cotton", "desert",  "falcon", "glacier"};
 
+// Whole passes over the word list, so the probes' token counts do not depend on the draw.
 constexpr int64_t kShortProbeWords = 64;
 constexpr int64_t kLongProbeWords = 320;
+static_assert(kShortProbeWords % kWords.size() == 0 && kLongProbeWords % kWords.size() == 0);
 
 }  // namespace
 
@@ -31,10 +33,15 @@ std::string PromptText::Make(int64_t words) {
   std::snprintf(nonce, sizeof(nonce), "Request %016llx%016llx:",
                 static_cast<unsigned long long>(rng_()), static_cast<unsigned long long>(rng_()));
   std::string text = nonce;
-  std::uniform_int_distribution<size_t> pick(0, kWords.size() - 1);
+  // Shuffled passes over the list rather than independent draws: every word is equally frequent,
+  // so a prompt's token count follows its length, not its luck. Independent draws put a
+  // 128-token sweep prompt 26% off its target.
+  std::array<std::string_view, kWords.size()> order = kWords;
   for (int64_t i = 0; i < words; ++i) {
+    const size_t slot = static_cast<size_t>(i) % order.size();
+    if (slot == 0) std::shuffle(order.begin(), order.end(), rng_);
     text += ' ';
-    text += kWords[pick(rng_)];
+    text += order[slot];
   }
   return text;
 }

@@ -19,7 +19,7 @@ namespace ds::bench {
 class PromptText {
  public:
   PromptText();
-  // `words` random words after the nonce.
+  // `words` words after the nonce, in shuffled passes over a fixed list.
   std::string Make(int64_t words);
 
  private:
