@@ -13,8 +13,7 @@
 namespace ds::kernels {
 namespace {
 
-// Relative error of the kernels against the double reference: max abs diff / max abs value;
-// infinite where the kernel left a value unwritten (NaN) or overflowed.
+// Relative error of the kernels against the double reference: max abs diff / max abs value.
 constexpr double kDeltaTolerance = 1e-4;
 constexpr double kConvTolerance = 1e-5;
 
@@ -93,6 +92,7 @@ std::vector<float> RandomState(const Dims& d, uint32_t seed) {
   return s;
 }
 
+// Infinite where the kernel left a value unwritten (the outputs start as NaN) or overflowed.
 double RelativeError(const std::vector<float>& got, const std::vector<double>& want) {
   EXPECT_EQ(got.size(), want.size());
   double max_diff = 0.0;
