@@ -332,6 +332,20 @@ void RopeF32(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, RopeSty
 
 #include "kernels/attend.inc"
 
+void BlockMaximaF32(const float* x, int64_t n_blocks, float* maxima) {
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    maxima[b] = *std::max_element(x + b * kTopKBlock, x + (b + 1) * kTopKBlock);
+  }
+}
+
+int64_t IndicesAtLeastF32(const float* x, int64_t n, float threshold, int32_t* indices) {
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (x[i] >= threshold) indices[count++] = static_cast<int32_t>(i);
+  }
+  return count;
+}
+
 // Eight lanes per chain, which the compiler may turn into one vector per chain. A multiply and
 // an add count as one multiply-add here, as they cost one where the build contracts them.
 float FmaBurn(int64_t rounds) {
@@ -376,7 +390,8 @@ const KernelTable& GenericTable() {
       AxpyF32,
       RopeF32,
       Attend,
-      TopKOfAll,
+      BlockMaximaF32,
+      IndicesAtLeastF32,
       FmaBurn,
       8,
   };

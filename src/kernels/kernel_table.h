@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "kernels/kernels.h"
 #include "tensor/blocks.h"
@@ -90,8 +89,11 @@ struct KernelTable {
   void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, RopeStyle style,
                const float* factors);
   AttendFn attend;
-  // Indices of the k largest of x[0, n), largest first, ties by lower index (kernels::TopK).
-  void (*top_k)(const float* x, int64_t n, int64_t k, int32_t* indices);
+  // The two vector steps of kernels::TopK, which narrows the candidates before sorting them:
+  // maxima[b] = max of x[b * kTopKBlock, (b + 1) * kTopKBlock) for b < n_blocks, and the
+  // indices i < n with x[i] >= threshold, ascending, written to `indices` (their count returned).
+  void (*block_maxima)(const float* x, int64_t n_blocks, float* maxima);
+  int64_t (*indices_at_least)(const float* x, int64_t n, float threshold, int32_t* indices);
   // `rounds` rounds of kFmaBurnChains independent multiply-adds of fma_lanes floats each; the
   // result depends on all of them so that none can be dropped (MeasureFmaPeakGflops).
   float (*fma_burn)(int64_t rounds);
@@ -99,6 +101,8 @@ struct KernelTable {
 };
 
 inline constexpr int kFmaBurnChains = 10;
+// Values per block of KernelTable::block_maxima: a whole number of vectors on every table.
+inline constexpr int64_t kTopKBlock = 16;
 
 // The K or V rows of one KV head: row `pos` of the head starts at base + pos * stride_bytes and
 // holds head_dim floats, or head_dim / 32 Q8_0 blocks (args.kv_dtype).
@@ -108,14 +112,6 @@ struct KvHeadRows {
 };
 // The rows of the KV head whose slice starts at element kv_offset of each cache row.
 KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_offset);
-
-// The k best of `candidates` (indices into x) in TopK's order, written to `indices`; reorders
-// `candidates`. REQUIRES: candidates holds every index of the top k. Shared by the tables: the
-// portable one passes every index, the SIMD ones narrow them first with vector compares.
-void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t k,
-                      int32_t* indices);
-// TopK over every index: the portable table's top_k, and the SIMD ones' when k is large.
-void TopKOfAll(const float* x, int64_t n, int64_t k, int32_t* indices);
 
 // The tables. generic is portable C++; the x86 ones exist only in x86 builds and the NEON ones
 // only in AArch64 builds, and each may be called only when the CPU supports it.

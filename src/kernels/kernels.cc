@@ -106,9 +106,30 @@ void Softmax(float* x, int64_t n) {
   internal::Table().softmax(x, n);
 }
 
+// With T the k-th largest of the block maxima, at least k values are >= T (those maxima), so every
+// one of the top k is too; only the values >= T (a few times k on logits) are then ordered. The
+// vectors and algorithms live here, in baseline code, not in the ISA tables' translation units.
 void TopK(const float* x, int64_t n, int64_t k, int32_t* indices) {
   DS_CHECK(k >= 0 && k <= n);
-  internal::Table().top_k(x, n, k, indices);
+  if (k == 0) return;
+  const internal::KernelTable& table = internal::Table();
+  thread_local std::vector<int32_t> candidates;
+  thread_local std::vector<float> maxima;
+  const int64_t n_blocks = n / internal::kTopKBlock;
+  candidates.resize(static_cast<size_t>(n));
+  if (k > n_blocks) {
+    std::iota(candidates.begin(), candidates.end(), 0);
+  } else {
+    maxima.resize(static_cast<size_t>(n_blocks));
+    table.block_maxima(x, n_blocks, maxima.data());
+    std::nth_element(maxima.begin(), maxima.begin() + (k - 1), maxima.end(),
+                     std::greater<float>());
+    candidates.resize(
+        static_cast<size_t>(table.indices_at_least(x, n, maxima[k - 1], candidates.data())));
+  }
+  std::partial_sort(candidates.begin(), candidates.begin() + k, candidates.end(),
+                    [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
+  std::copy(candidates.begin(), candidates.begin() + k, indices);
 }
 
 float Dot(const float* a, const float* b, int64_t n) { return internal::Table().dot(a, b, n); }
@@ -142,20 +163,6 @@ KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_off
   const int64_t row_floats = args.n_kv_heads * args.head_dim;
   return {static_cast<const uint8_t*>(cache) + tensor::RowBytes(args.kv_dtype, kv_offset),
           tensor::RowBytes(args.kv_dtype, row_floats)};
-}
-
-void TopKOfCandidates(const float* x, std::vector<int32_t>* candidates, int64_t k,
-                      int32_t* indices) {
-  std::partial_sort(candidates->begin(), candidates->begin() + k, candidates->end(),
-                    [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
-  std::copy(candidates->begin(), candidates->begin() + k, indices);
-}
-
-void TopKOfAll(const float* x, int64_t n, int64_t k, int32_t* indices) {
-  thread_local std::vector<int32_t> candidates;
-  candidates.resize(static_cast<size_t>(n));
-  std::iota(candidates.begin(), candidates.end(), 0);
-  TopKOfCandidates(x, &candidates, k, indices);
 }
 
 }  // namespace internal

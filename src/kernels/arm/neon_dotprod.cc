@@ -10,8 +10,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
-#include <vector>
 
 #include "kernels/kernel_table.h"
 #include "tensor/blocks.h"

@@ -7,11 +7,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "kernels/kernel_table.h"
 #include "tensor/blocks.h"
