@@ -18,7 +18,7 @@
 // takes 6.9 ms for 512 tokens of the bench model's layer (16 value heads of 64 x 64) on 2 threads.
 // A chunked (WY/UT) form with small matrix products per chunk of 64 tokens took 28.7 ms there,
 // and 90.7 ms against the recurrence's 75.3 with heads of 128 x 128, but was measured with
-// 16-column register tiles, which GCC 12 spilled (the recurrence then took 18.1 ms).
+// 16-column register tiles, which GCC 12 spilled (the recurrence then took 18.1-22.1 ms).
 //
 // Thread safety: stateless; functions taking a ThreadPool split value heads (or channel blocks)
 // across it and return when done; pool may be null (run on the calling thread). Results do not

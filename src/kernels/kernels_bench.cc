@@ -7,6 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -99,7 +100,7 @@ void BM_AttentionDecode(benchmark::State& state, tensor::DType kv_dtype) {
   args.n_kv_heads = kKvHeads;
   args.head_dim = kHeadDim;
   args.first_pos = depth;
-  args.scale = 1.0f / 11.3137f;
+  args.scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
   args.out = out.data();
   ThreadPool pool(g_threads);
   for (auto _ : state) {

@@ -131,8 +131,9 @@ void MatVecs(std::span<const MatVecJob> jobs, ThreadPool* pool) {
     const ActFormat format = internal::ActFormatFor(w.type);
     if (format == ActFormat::kF32) continue;
     for (size_t e = 0; e < j && act_offsets[j] < 0; ++e) {
+      // An earlier job of a quantised format always has its offset set.
       if (jobs[e].x == jobs[j].x && jobs[e].w.n_cols == w.n_cols &&
-          act_offsets[e] >= 0 && internal::ActFormatFor(jobs[e].w.type) == format) {
+          internal::ActFormatFor(jobs[e].w.type) == format) {
         act_offsets[j] = act_offsets[e];
       }
     }

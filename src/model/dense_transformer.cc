@@ -1,6 +1,5 @@
 // Dense decoder-only transformers: llama, qwen2 (q/k/v biases) and qwen3 (per-head q/k RMSNorm).
 // The three differ only in the per-architecture traits below; Forward() reads top to bottom.
-#include <cmath>
 #include <cstring>
 #include <vector>
 
