@@ -394,6 +394,7 @@ const KernelTable& GenericTable() {
       IndicesAtLeastF32,
       FmaBurn,
       8,
+      nullptr,
   };
   return table;
 }

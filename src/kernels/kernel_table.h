@@ -19,7 +19,7 @@
 
 namespace ds::kernels::internal {
 
-inline constexpr int kMaxTileTokens = 4;
+inline constexpr int kMaxTileTokens = 8;
 
 // How activations are handed to a weight dtype's row kernel.
 enum class ActFormat {
@@ -36,10 +36,23 @@ struct ActBlockQ8 {
   int8_t qs[tensor::kQK];
 };
 
+// One 32-element block of kMaxTileTokens activation rows, interleaved so that a vector of 32
+// bytes holds 4 consecutive codes of every token: abs_qs[g][t] = |qs[4g, 4g + 4)| of token t,
+// qs[g][t] the signed codes, d[t] and d_sum[t] as in ActBlockQ8. Tokens past a tile's last are
+// zeros. A kernel then multiplies each 4 weight codes, broadcast, into all tokens at once.
+struct ActTileQ8Block {
+  int8_t abs_qs[tensor::kQK / 4][kMaxTileTokens][4];
+  int8_t qs[tensor::kQK / 4][kMaxTileTokens][4];
+  float d[kMaxTileTokens];
+  float d_sum[kMaxTileTokens];
+};
+
 // out[r * num_tokens + t] = dot(weight row r, activation row t) for r < num_rows and
 // t < num_tokens, where weight row r of n_cols elements starts at w + r * w_stride_bytes and
-// activation row t at act + t * act_stride_bytes. REQUIRES: 1 <= num_tokens <= kMaxTileTokens;
-// n_cols is a multiple of the weight dtype's block size.
+// activation row t at act + t * act_stride_bytes. Exception: in a table with build_q8_tiles, the
+// 32-element block types read a tile of 2 or more tokens as n_cols / 32 ActTileQ8Blocks at act
+// (act_stride_bytes unused). REQUIRES: 1 <= num_tokens <= kMaxTileTokens; n_cols is a multiple
+// of the weight dtype's block size.
 using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows,
                            int64_t n_cols, const uint8_t* act, int64_t act_stride_bytes,
                            int num_tokens, float* out);
@@ -98,6 +111,11 @@ struct KernelTable {
   // result depends on all of them so that none can be dropped (MeasureFmaPeakGflops).
   float (*fma_burn)(int64_t rounds);
   int fma_lanes;
+  // Interleaves num_tokens (<= kMaxTileTokens) ActBlockQ8 rows of n_blocks blocks, the first at
+  // rows and the next every row_stride bytes, into n_blocks tile blocks; null in tables whose
+  // kernels read rows only.
+  void (*build_q8_tiles)(const uint8_t* rows, int64_t row_stride, int num_tokens,
+                         int64_t n_blocks, ActTileQ8Block* out);
 };
 
 inline constexpr int kFmaBurnChains = 10;
