@@ -395,6 +395,7 @@ const KernelTable& GenericTable() {
       FmaBurn,
       8,
       nullptr,
+      nullptr,
   };
   return table;
 }

@@ -47,11 +47,20 @@ struct ActTileQ8Block {
   float d_sum[kMaxTileTokens];
 };
 
+// The K-quant counterpart: one 256-element super-block of kMaxTileTokens tensor::BlockQ8_K rows,
+// qs interleaved as in ActTileQ8Block and bsum_pairs[k][t] = bsums[2k, 2k + 2) of token t.
+struct ActTileQ8KBlock {
+  int8_t qs[tensor::kQK_K / 4][kMaxTileTokens][4];
+  int16_t bsum_pairs[tensor::kQK_K / 32][kMaxTileTokens][2];
+  float d[kMaxTileTokens];
+};
+
 // out[r * num_tokens + t] = dot(weight row r, activation row t) for r < num_rows and
 // t < num_tokens, where weight row r of n_cols elements starts at w + r * w_stride_bytes and
-// activation row t at act + t * act_stride_bytes. Exception: in a table with build_q8_tiles, the
-// 32-element block types read a tile of 2 or more tokens as n_cols / 32 ActTileQ8Blocks at act
-// (act_stride_bytes unused). REQUIRES: 1 <= num_tokens <= kMaxTileTokens; n_cols is a multiple
+// activation row t at act + t * act_stride_bytes. Exceptions: in a table with build_q8_tiles, the
+// 32-element block types read a tile of 2 or more tokens as n_cols / 32 ActTileQ8Blocks at act,
+// and with build_q8k_tiles the K-quants as n_cols / 256 ActTileQ8KBlocks (act_stride_bytes
+// unused). REQUIRES: 1 <= num_tokens <= kMaxTileTokens; n_cols is a multiple
 // of the weight dtype's block size.
 using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows,
                            int64_t n_cols, const uint8_t* act, int64_t act_stride_bytes,
@@ -116,6 +125,9 @@ struct KernelTable {
   // kernels read rows only.
   void (*build_q8_tiles)(const uint8_t* rows, int64_t row_stride, int num_tokens,
                          int64_t n_blocks, ActTileQ8Block* out);
+  // The same for tensor::BlockQ8_K rows of n_blocks super-blocks.
+  void (*build_q8k_tiles)(const uint8_t* rows, int64_t row_stride, int num_tokens,
+                          int64_t n_blocks, ActTileQ8KBlock* out);
 };
 
 inline constexpr int kFmaBurnChains = 10;

@@ -86,22 +86,31 @@ void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
   }
   // Tables that read tiles of tokens interleaved get them built once per call.
   const internal::KernelTable& table = internal::Table();
-  const bool tiled = format == ActFormat::kQ8Blocks && table.build_q8_tiles != nullptr &&
-                     n_tokens > 1;
-  const int64_t n_blocks = w.n_cols / tensor::kQK;
-  thread_local std::vector<internal::ActTileQ8Block> tile_buffer;
-  internal::ActTileQ8Block* tiles = nullptr;  // the workers must not read their own thread_local
+  const bool tiled = n_tokens > 1 && ((format == ActFormat::kQ8Blocks && table.build_q8_tiles) ||
+                                      (format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
+  const int64_t tile_bytes =
+      format == ActFormat::kQ8Blocks
+          ? (w.n_cols / tensor::kQK) * static_cast<int64_t>(sizeof(internal::ActTileQ8Block))
+          : (w.n_cols / tensor::kQK_K) * static_cast<int64_t>(sizeof(internal::ActTileQ8KBlock));
+  thread_local std::vector<uint8_t> tile_buffer;
+  uint8_t* tiles = nullptr;  // the workers must not read their own thread_local
   if (tiled) {
     const int64_t n_tiles = (n_tokens + internal::kMaxTileTokens - 1) / internal::kMaxTileTokens;
-    tile_buffer.resize(static_cast<size_t>(n_tiles * n_blocks));
+    tile_buffer.resize(static_cast<size_t>(n_tiles * tile_bytes));
     tiles = tile_buffer.data();
     internal::ParallelRanges(pool, n_tiles, 1, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t t0 = i * internal::kMaxTileTokens;
         const int nt =
             static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
-        table.build_q8_tiles(act + t0 * act_stride, act_stride, nt, n_blocks,
-                             tiles + i * n_blocks);
+        if (format == ActFormat::kQ8Blocks) {
+          table.build_q8_tiles(act + t0 * act_stride, act_stride, nt, w.n_cols / tensor::kQK,
+                               reinterpret_cast<internal::ActTileQ8Block*>(tiles + i * tile_bytes));
+        } else {
+          table.build_q8k_tiles(
+              act + t0 * act_stride, act_stride, nt, w.n_cols / tensor::kQK_K,
+              reinterpret_cast<internal::ActTileQ8KBlock*>(tiles + i * tile_bytes));
+        }
       }
     });
   }
@@ -115,10 +124,9 @@ void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
       const int64_t n_rows = std::min(r1 - rb, row_block);
       for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
         const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
-        const uint8_t* tile_act =
-            tiled && nt > 1 ? reinterpret_cast<const uint8_t*>(
-                                  tiles + (t0 / internal::kMaxTileTokens) * n_blocks)
-                            : act + t0 * act_stride;
+        const uint8_t* tile_act = tiled && nt > 1
+                                      ? tiles + (t0 / internal::kMaxTileTokens) * tile_bytes
+                                      : act + t0 * act_stride;
         tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act_stride, nt, tile_out);
         for (int64_t r = 0; r < n_rows; ++r) {
           for (int t = 0; t < nt; ++t) y[(t0 + t) * w.n_rows + rb + r] = tile_out[r * nt + t];

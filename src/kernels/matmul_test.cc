@@ -196,12 +196,14 @@ TEST_P(MatMulTest, IndependentOfThreadCountAndTokenTiling) {
 // Weights quantised from floats, as real models have them: Q8_0 codes then stay in [-127, 127],
 // which the tile kernels of some tables take a faster path for than for random bytes (whose
 // codes include -128). Every token count up to two tiles and a ragged row count, against the
-// reference and against each token alone.
+// reference and against each token alone, for every block type.
 TEST_P(MatMulTest, QuantisedFromFloatsMatchesReferenceAndEachTokenAlone) {
   std::mt19937 rng(2024);
   ThreadPool pool(2);
-  for (DType type : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0}) {
-    const int64_t n_rows = 13, n_cols = 32 * 11;
+  for (DType type : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0,
+                     DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    const int64_t n_rows = 13;
+    const int64_t n_cols = tensor::Traits(type).block_elems == tensor::kQK ? 32 * 11 : 256 * 3;
     const int64_t row_bytes = tensor::RowBytes(type, n_cols);
     std::vector<uint8_t> data(static_cast<size_t>(n_rows * row_bytes));
     for (int64_t r = 0; r < n_rows; ++r) {
