@@ -88,13 +88,14 @@ void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
   const internal::KernelTable& table = internal::Table();
   const bool tiled = n_tokens > 1 && ((format == ActFormat::kQ8Blocks && table.build_q8_tiles) ||
                                       (format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
-  const int64_t tile_bytes =
-      format == ActFormat::kQ8Blocks
-          ? (w.n_cols / tensor::kQK) * static_cast<int64_t>(sizeof(internal::ActTileQ8Block))
-          : (w.n_cols / tensor::kQK_K) * static_cast<int64_t>(sizeof(internal::ActTileQ8KBlock));
   thread_local std::vector<uint8_t> tile_buffer;
   uint8_t* tiles = nullptr;  // the workers must not read their own thread_local
+  int64_t tile_bytes = 0;
   if (tiled) {
+    const bool legacy = format == ActFormat::kQ8Blocks;
+    const int64_t n_blocks = w.n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
+    tile_bytes = n_blocks * static_cast<int64_t>(legacy ? sizeof(internal::ActTileQ8Block)
+                                                        : sizeof(internal::ActTileQ8KBlock));
     const int64_t n_tiles = (n_tokens + internal::kMaxTileTokens - 1) / internal::kMaxTileTokens;
     tile_buffer.resize(static_cast<size_t>(n_tiles * tile_bytes));
     tiles = tile_buffer.data();
@@ -103,13 +104,13 @@ void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
         const int64_t t0 = i * internal::kMaxTileTokens;
         const int nt =
             static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
-        if (format == ActFormat::kQ8Blocks) {
-          table.build_q8_tiles(act + t0 * act_stride, act_stride, nt, w.n_cols / tensor::kQK,
-                               reinterpret_cast<internal::ActTileQ8Block*>(tiles + i * tile_bytes));
+        uint8_t* tile = tiles + i * tile_bytes;
+        if (legacy) {
+          table.build_q8_tiles(act + t0 * act_stride, act_stride, nt, n_blocks,
+                               reinterpret_cast<internal::ActTileQ8Block*>(tile));
         } else {
-          table.build_q8k_tiles(
-              act + t0 * act_stride, act_stride, nt, w.n_cols / tensor::kQK_K,
-              reinterpret_cast<internal::ActTileQ8KBlock*>(tiles + i * tile_bytes));
+          table.build_q8k_tiles(act + t0 * act_stride, act_stride, nt, n_blocks,
+                                reinterpret_cast<internal::ActTileQ8KBlock*>(tile));
         }
       }
     });
