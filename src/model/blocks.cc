@@ -1,6 +1,7 @@
 #include "model/blocks.h"
 
 #include <cmath>
+#include <vector>
 
 #include "model/weights.h"
 
@@ -27,8 +28,24 @@ void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int
   } else {
     kernels::MatMul(w, x, n_tokens, y, pool);
   }
+  AddBias(bias, n_tokens, w.n_rows, y);
+}
+
+void AddBias(const float* bias, int64_t n_tokens, int64_t n_rows, float* y) {
   if (bias == nullptr) return;
-  for (int64_t t = 0; t < n_tokens; ++t) AddInPlace(y + t * w.n_rows, bias, w.n_rows);
+  for (int64_t t = 0; t < n_tokens; ++t) AddInPlace(y + t * n_rows, bias, n_rows);
+}
+
+void Project(const float* x, int64_t n_tokens, std::initializer_list<Projection> projections,
+             ThreadPool* pool) {
+  if (n_tokens != 1) {
+    for (const Projection& p : projections) Linear(p.w, nullptr, x, n_tokens, p.y, pool);
+    return;
+  }
+  thread_local std::vector<kernels::MatVecJob> jobs;
+  jobs.clear();
+  for (const Projection& p : projections) jobs.push_back({p.w, x, p.y});
+  kernels::MatVecs(jobs, pool);
 }
 
 void AttendOverCache(const HParams& hp, int layer, const float* q, const float* k,
@@ -59,8 +76,7 @@ void AttendOverCache(const HParams& hp, int layer, const float* q, const float* 
 
 void SwiGluFfn(const FfnWeights& w, const float* x, int64_t n_tokens, float* gate_buf,
                float* up_buf, float* out, ThreadPool* pool) {
-  Linear(w.gate, nullptr, x, n_tokens, gate_buf, pool);
-  Linear(w.up, nullptr, x, n_tokens, up_buf, pool);
+  Project(x, n_tokens, {{w.gate, gate_buf}, {w.up, up_buf}}, pool);
   kernels::SwiGlu(gate_buf, up_buf, n_tokens * w.gate.n_rows, gate_buf);
   Linear(w.down, nullptr, gate_buf, n_tokens, out, pool);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 
 #include "base/thread_pool.h"
@@ -25,6 +26,20 @@ void AddInPlace(float* x, const float* y, int64_t n);
 // y[t][n_rows] = W x[t] + bias (bias may be null).
 void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int64_t n_tokens,
             float* y, ThreadPool* pool);
+
+// y[t][n_rows] += bias for t < n_tokens; nothing when bias is null.
+void AddBias(const float* bias, int64_t n_tokens, int64_t n_rows, float* y);
+
+// One product of the input of Project: y[t][w.n_rows] = W x[t].
+struct Projection {
+  const kernels::MatrixView& w;
+  float* y;
+};
+// Products of one input x[n_tokens][n_cols]. A decode step runs them as one parallel loop with x
+// encoded once: every separate product is a fork and join of the pool, and its threads' shares
+// end at different times. Each y has the bits Linear gives it.
+void Project(const float* x, int64_t n_tokens, std::initializer_list<Projection> projections,
+             ThreadPool* pool);
 
 // Appends the K and V rows of n_tokens new tokens (k, v: [n_tokens][n_head_kv * head_dim], normed
 // and rotated) to attention layer `layer` of the state, in its KV format, then attends

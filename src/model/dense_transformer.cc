@@ -132,9 +132,10 @@ void DenseTransformer::AttentionBlock(int layer, int64_t n_tokens, state::Sequen
   const int64_t kv_dim = hp.n_head_kv * hp.head_dim;
   const int64_t first_pos = state->num_tokens();
 
-  Linear(l.wq, l.bq, xn_.data(), n_tokens, q_.data(), pool);
-  Linear(l.wk, l.bk, xn_.data(), n_tokens, k_.data(), pool);
-  Linear(l.wv, l.bv, xn_.data(), n_tokens, v_.data(), pool);
+  Project(xn_.data(), n_tokens, {{l.wq, q_.data()}, {l.wk, k_.data()}, {l.wv, v_.data()}}, pool);
+  AddBias(l.bq, n_tokens, q_dim, q_.data());
+  AddBias(l.bk, n_tokens, kv_dim, k_.data());
+  AddBias(l.bv, n_tokens, kv_dim, v_.data());
   if (traits_.qk_norm) {
     RmsNormRows(q_.data(), l.q_norm, n_tokens * hp.n_head, hp.head_dim, hp.rms_eps, q_.data());
     RmsNormRows(k_.data(), l.k_norm, n_tokens * hp.n_head_kv, hp.head_dim, hp.rms_eps,

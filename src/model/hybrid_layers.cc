@@ -13,16 +13,11 @@ void Fit(std::vector<float>* buf, int64_t size) {
 
 }  // namespace
 
-void DeltaNetMixer::Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, const float* xn,
-                          int64_t n_tokens, ThreadPool* pool) {
+void DeltaNetMixer::Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, int64_t n_tokens) {
   const int64_t hv = dims.num_v_heads;
-  Fit(&b_, n_tokens * hv);
-  Fit(&a_, n_tokens * hv);
   if (w.fused_ba) {
     // Rows per key head g: [b for value heads g*r..g*r+r-1 | a for the same heads].
     const int64_t r = hv / dims.num_k_heads;
-    Fit(&ba_, n_tokens * 2 * hv);
-    Linear(w.ba, nullptr, xn, n_tokens, ba_.data(), pool);
     for (int64_t t = 0; t < n_tokens; ++t) {
       for (int64_t h = 0; h < hv; ++h) {
         const float* group = ba_.data() + t * 2 * hv + (h / r) * 2 * r;
@@ -30,9 +25,6 @@ void DeltaNetMixer::Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, co
         a_[t * hv + h] = group[r + h % r];
       }
     }
-  } else {
-    Linear(w.beta, nullptr, xn, n_tokens, b_.data(), pool);
-    Linear(w.alpha, nullptr, xn, n_tokens, a_.data(), pool);
   }
   Fit(&beta_, n_tokens * hv);
   Fit(&g_, n_tokens * hv);
@@ -53,9 +45,19 @@ void DeltaNetMixer::Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, 
   Fit(&mixed_, n_tokens * conv_dim);
   Fit(&z_, n_tokens * dims.value_dim());
   Fit(&o_, n_tokens * dims.value_dim());
-  Linear(w.qkv, nullptr, xn, n_tokens, mixed_.data(), pool);
-  Linear(w.gate, nullptr, xn, n_tokens, z_.data(), pool);
-  Gates(dims, w, xn, n_tokens, pool);
+  Fit(&b_, n_tokens * dims.num_v_heads);
+  Fit(&a_, n_tokens * dims.num_v_heads);
+  if (w.fused_ba) {
+    Fit(&ba_, n_tokens * 2 * dims.num_v_heads);
+    Project(xn, n_tokens, {{w.qkv, mixed_.data()}, {w.gate, z_.data()}, {w.ba, ba_.data()}},
+            pool);
+  } else {
+    Project(xn, n_tokens,
+            {{w.qkv, mixed_.data()}, {w.gate, z_.data()}, {w.beta, b_.data()},
+             {w.alpha, a_.data()}},
+            pool);
+  }
+  Gates(dims, w, n_tokens);
 
   kernels::CausalConv1dSilu(mixed_.data(), n_tokens, conv_dim, w.conv, dims.conv_kernel,
                             conv_state, mixed_.data(), pool);
@@ -99,9 +101,7 @@ void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights
   Fit(&v_, n_tokens * kv_dim);
   Fit(&attn_, n_tokens * q_dim);
 
-  Linear(w.q, nullptr, xn, n_tokens, q_gate_.data(), pool);
-  Linear(w.k, nullptr, xn, n_tokens, k_.data(), pool);
-  Linear(w.v, nullptr, xn, n_tokens, v_.data(), pool);
+  Project(xn, n_tokens, {{w.q, q_gate_.data()}, {w.k, k_.data()}, {w.v, v_.data()}}, pool);
   for (int64_t t = 0; t < n_tokens; ++t) {
     for (int64_t h = 0; h < hp.n_head; ++h) {
       const int64_t head = t * hp.n_head + h;

@@ -49,8 +49,8 @@ class DeltaNetMixer {
                ThreadPool* pool);
 
  private:
-  void Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, const float* xn,
-             int64_t n_tokens, ThreadPool* pool);
+  // beta_ and g_ from the projections b_ and a_ (or ba_, interleaved per key head).
+  void Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, int64_t n_tokens);
 
   std::vector<float> mixed_, z_, b_, a_, ba_, g_, beta_, o_;
 };
