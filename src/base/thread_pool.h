@@ -11,10 +11,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/function_ref.h"
 
 namespace ds {
 
@@ -29,8 +30,8 @@ class ThreadPool {
   int num_threads() const { return num_threads_; }
 
   // Calls fn(begin, end) over disjoint ranges covering [0, n), each at least `grain` long
-  // (except the last), and returns when all are done.
-  void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // (except the last), and returns when all are done. Allocates nothing.
+  void ParallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn);
 
   static int DefaultThreadCount();
 
@@ -43,7 +44,7 @@ class ThreadPool {
   int num_threads_;
   std::vector<std::thread> workers_;
   // The current loop, written before generation_ is bumped and read by workers after they see it.
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  const FunctionRef<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 0;
   int num_chunks_ = 0;

@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include "base/allocation_count.h"
 
 namespace ds {
 namespace {
@@ -23,6 +27,22 @@ TEST(ThreadPoolTest, CoversEveryIndexExactlyOnce) {
       for (int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
     }
   }
+}
+
+// A decode step runs hundreds of loops; their lambdas capture more than std::function would
+// keep inline, so a loop must not wrap its callable in one.
+TEST(ThreadPoolTest, LoopsAllocateNothing) {
+  ThreadPool pool(3);
+  std::array<std::atomic<int64_t>, 4> sums{};
+  int64_t a = 1, b = 2, c = 3, d = 4;
+  const auto loop = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) sums[i % 4] += a + b + c + d + i;
+  };
+  pool.ParallelFor(1000, 10, loop);  // the workers' first loop
+  const int64_t before = AllocationsSoFar();
+  for (int iter = 0; iter < 100; ++iter) pool.ParallelFor(1000, 10, loop);
+  EXPECT_EQ(AllocationsSoFar(), before);
+  EXPECT_EQ(sums[0] + sums[1] + sums[2] + sums[3], 101 * (1000 * 10 + 999 * 1000 / 2));
 }
 
 TEST(ThreadPoolTest, ManyConsecutiveLoops) {

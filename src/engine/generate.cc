@@ -50,7 +50,11 @@ StatusOr<GenerateResult> Generate(model::Model& model, state::SequenceState* sta
                                      model::LogitsMode::kLast, logits.data(), pool));
   }
 
-  std::vector<int32_t> history(prompt.begin(), prompt.end());
+  // Reserved up front so that a decode step allocates nothing (top logprobs aside).
+  std::vector<int32_t> history;
+  history.reserve(prompt.size() + options.max_new_tokens);
+  history.assign(prompt.begin(), prompt.end());
+  result.generated_ids.reserve(options.max_new_tokens);
   Sampler sampler(options.sampling);
   Clock::time_point first_token_time;
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {

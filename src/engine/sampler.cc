@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
-#include <unordered_set>
+#include <limits>
 
 #include "kernels/kernels.h"
 
@@ -11,26 +10,36 @@ namespace ds::engine {
 
 Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {}
 
+void Sampler::CountIds(std::span<const int32_t> ids) {
+  counts_.resize(candidates_.size());
+  for (int32_t id : ids) {
+    if (id >= 0 && id < static_cast<int32_t>(counts_.size())) ++counts_[id];
+  }
+}
+
 void Sampler::ApplyRepeatPenalty(std::span<const int32_t> history) {
   if (params_.repeat_penalty == 1.0f || params_.repeat_last_n == 0) return;
   size_t window = params_.repeat_last_n < 0
                       ? history.size()
                       : std::min<size_t>(history.size(), params_.repeat_last_n);
-  std::unordered_set<int32_t> seen(history.end() - window, history.end());
-  for (Candidate& c : candidates_) {
-    if (!seen.count(c.id)) continue;
+  const std::span<const int32_t> recent = history.last(window);
+  CountIds(recent);
+  for (int32_t id : recent) {
+    if (id < 0 || id >= static_cast<int32_t>(counts_.size()) || counts_[id] == 0) continue;
+    counts_[id] = 0;  // once per distinct id, and the counts are clear for the next call
+    float& logit = candidates_[id].logit;
     // Dividing a negative logit would raise its probability, so it is multiplied instead.
-    c.logit = c.logit > 0 ? c.logit / params_.repeat_penalty : c.logit * params_.repeat_penalty;
+    logit = logit > 0 ? logit / params_.repeat_penalty : logit * params_.repeat_penalty;
   }
 }
 
 void Sampler::ApplyOpenAiPenalties(std::span<const int32_t> generated) {
   if (params_.presence_penalty == 0.0f && params_.frequency_penalty == 0.0f) return;
-  std::unordered_map<int32_t, int> counts;
-  for (int32_t id : generated) counts[id]++;
-  for (const auto& [id, count] : counts) {
-    if (id < 0 || id >= static_cast<int32_t>(candidates_.size())) continue;
-    candidates_[id].logit -= params_.presence_penalty + params_.frequency_penalty * count;
+  CountIds(generated);
+  for (int32_t id : generated) {
+    if (id < 0 || id >= static_cast<int32_t>(counts_.size()) || counts_[id] == 0) continue;
+    candidates_[id].logit -= params_.presence_penalty + params_.frequency_penalty * counts_[id];
+    counts_[id] = 0;
   }
 }
 
@@ -94,8 +103,21 @@ int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> 
   }
   KeepTopK();
   SoftmaxAndFilter();
-  std::discrete_distribution<size_t> pick(probs_.begin(), probs_.end());
-  return candidates_[pick(rng_)].id;
+  return candidates_[Pick()].id;
+}
+
+size_t Sampler::Pick() {
+  // The draw of std::discrete_distribution over probs_, without the vectors it allocates for
+  // every call: the same seed still gives the same tokens.
+  if (probs_.size() < 2) return 0;
+  double sum = 0.0;
+  for (float p : probs_) sum += p;
+  cumulative_.resize(probs_.size());
+  double running = 0.0;
+  for (size_t i = 0; i < probs_.size(); ++i) cumulative_[i] = running += probs_[i] / sum;
+  cumulative_.back() = 1.0;
+  const double u = std::generate_canonical<double, std::numeric_limits<double>::digits>(rng_);
+  return std::lower_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin();
 }
 
 std::vector<TokenLogprob> TopLogprobs(std::span<const float> logits, int64_t k) {

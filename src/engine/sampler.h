@@ -41,15 +41,22 @@ class Sampler {
     int32_t id;
     float logit;
   };
+  // counts_[id] += occurrences of id in ids (those in the vocabulary).
+  void CountIds(std::span<const int32_t> ids);
   void ApplyRepeatPenalty(std::span<const int32_t> history);
   void ApplyOpenAiPenalties(std::span<const int32_t> generated);
   void KeepTopK();
   void SoftmaxAndFilter();
+  // An index into probs_, drawn with rng_.
+  size_t Pick();
 
   SamplingParams params_;
   std::mt19937_64 rng_;
   std::vector<Candidate> candidates_;
   std::vector<float> probs_;
+  // Reused by every call, so that sampling allocates nothing once they have grown.
+  std::vector<int32_t> counts_;  // all zero between calls
+  std::vector<double> cumulative_;
 };
 
 // The k best {id, log-softmax} over the full vocabulary of raw logits, best first.

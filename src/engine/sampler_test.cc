@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 
 namespace ds::engine {
 namespace {
@@ -36,6 +37,35 @@ TEST(SamplerTest, SameSeedSameDraws) {
   std::vector<float> logits = {1.0f, 1.2f, 0.8f, 1.1f, 0.9f};
   Sampler a(params), b(params);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(a.Sample(logits, {}), b.Sample(logits, {}));
+}
+
+// The draw is std::discrete_distribution's (without its allocations), so a seed gives the tokens
+// it gave before. Logits in descending order keep the candidates in id order.
+TEST(SamplerTest, DrawsAsStdDiscreteDistribution) {
+  SamplingParams params;
+  params.temperature = 0.7f;
+  params.top_k = 0;
+  params.top_p = 1.0f;
+  params.min_p = 0.0f;
+  params.seed = 7;
+  const std::vector<float> logits = {2.0f, 1.7f, 1.1f, 0.4f, 0.3f, -0.5f, -2.0f};
+  std::vector<float> probs(logits.size());
+  double sum = 0.0;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    probs[i] = std::exp((logits[i] - logits[0]) / params.temperature);
+    sum += probs[i];
+  }
+  for (float& p : probs) p = static_cast<float>(p / sum);
+  std::mt19937_64 rng(params.seed);
+  Sampler sampler(params);
+  std::map<int32_t, int> picked;
+  for (int i = 0; i < 500; ++i) {
+    std::discrete_distribution<int32_t> want(probs.begin(), probs.end());
+    const int32_t id = sampler.Sample(logits, {});
+    ASSERT_EQ(id, want(rng)) << "draw " << i;
+    ++picked[id];
+  }
+  EXPECT_GE(picked.size(), 5u);
 }
 
 TEST(SamplerTest, TopKOneIsGreedyAndMinPCutsTail) {

@@ -1,9 +1,10 @@
 #include "kernels/gated_delta.h"
 
 #include <algorithm>
-#include <functional>
+#include <cmath>
 
 #include "base/check.h"
+#include "kernels/parallel.h"
 
 namespace ds::kernels {
 namespace {
@@ -17,15 +18,6 @@ namespace {
 #else
 #define DS_ISA_CLONES
 #endif
-
-void RunParallel(ThreadPool* pool, int64_t n, int64_t grain,
-                 const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool == nullptr) {
-    fn(0, n);
-  } else {
-    pool->ParallelFor(n, grain, fn);
-  }
-}
 
 [[gnu::always_inline]] inline float Silu(float x) { return x / (1.0f + std::exp(-x)); }
 
@@ -185,7 +177,7 @@ void CausalConv1dSilu(const float* x, int64_t n_tokens, int64_t channels, const 
   // Aim for at least ~8k multiply-adds per task so decode does not pay for waking threads.
   const int64_t grain =
       std::max<int64_t>(1, 8192 / (std::max<int64_t>(n_tokens, 1) * kConvBlock * kernel_size));
-  RunParallel(pool, num_blocks, grain, [&](int64_t begin, int64_t end) {
+  internal::ParallelRanges(pool, num_blocks, grain, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const int64_t c0 = b * kConvBlock;
       ConvBlock(x, n_tokens, channels, w, kernel_size, state, out, c0,
@@ -197,7 +189,7 @@ void CausalConv1dSilu(const float* x, int64_t n_tokens, int64_t channels, const 
 void GatedDeltaRecurrent(const GatedDeltaArgs& args, ThreadPool* pool) {
   CheckArgs(args);
   if (args.n_tokens == 0) return;
-  RunParallel(pool, args.num_v_heads, 1, [&](int64_t begin, int64_t end) {
+  internal::ParallelRanges(pool, args.num_v_heads, 1, [&](int64_t begin, int64_t end) {
     for (int64_t h = begin; h < end; ++h) RecurrentHead(args, h);
   });
 }

@@ -3,14 +3,13 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 
 #include "base/thread_pool.h"
 
 namespace ds::kernels::internal {
 
 inline void ParallelRanges(ThreadPool* pool, int64_t n, int64_t grain,
-                           const std::function<void(int64_t, int64_t)>& fn) {
+                           FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   if (pool == nullptr) {
     fn(0, n);

@@ -16,7 +16,9 @@ void EmbedTokens(const kernels::MatrixView& embedding, std::span<const int32_t> 
 
 void RmsNormRows(const float* x, const float* weight, int64_t rows, int64_t width, float eps,
                  float* y) {
-  for (int64_t r = 0; r < rows; ++r) kernels::RmsNorm(x + r * width, weight, width, eps, y + r * width);
+  for (int64_t r = 0; r < rows; ++r) {
+    kernels::RmsNorm(x + r * width, weight, width, eps, y + r * width);
+  }
 }
 
 void AddInPlace(float* x, const float* y, int64_t n) { kernels::Axpy(1.0f, y, n, x); }
