@@ -21,8 +21,8 @@ StatusOr<GenerateResult> Generate(model::Model& model, state::SequenceState* sta
   const int64_t n_prompt = static_cast<int64_t>(prompt.size());
   for (int32_t id : prompt) {
     if (id < 0 || id >= n_vocab) {
-      return InvalidArgumentError("token id " + std::to_string(id) + " is outside the vocabulary of " +
-                                  std::to_string(n_vocab));
+      return InvalidArgumentError("token id " + std::to_string(id) +
+                                  " is outside the vocabulary of " + std::to_string(n_vocab));
     }
   }
   if (n_prompt <= state->num_tokens()) {

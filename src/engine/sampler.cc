@@ -120,12 +120,16 @@ size_t Sampler::Pick() {
   return std::lower_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin();
 }
 
-std::vector<TokenLogprob> TopLogprobs(std::span<const float> logits, int64_t k) {
-  k = std::min<int64_t>(k, logits.size());
+float LogSoftmaxNormalizer(std::span<const float> logits) {
   float max_logit = *std::max_element(logits.begin(), logits.end());
   double sum = 0.0;
   for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
-  float log_norm = max_logit + static_cast<float>(std::log(sum));
+  return max_logit + static_cast<float>(std::log(sum));
+}
+
+std::vector<TokenLogprob> TopLogprobs(std::span<const float> logits, int64_t k) {
+  k = std::min<int64_t>(k, logits.size());
+  const float log_norm = LogSoftmaxNormalizer(logits);
   std::vector<int32_t> ids(k);
   kernels::TopK(logits.data(), logits.size(), k, ids.data());
   std::vector<TokenLogprob> out;

@@ -65,5 +65,7 @@ struct TokenLogprob {
   float logprob;
 };
 std::vector<TokenLogprob> TopLogprobs(std::span<const float> logits, int64_t k);
+// log(sum(exp(logits))): a logit minus it is the token's log-softmax.
+float LogSoftmaxNormalizer(std::span<const float> logits);
 
 }  // namespace ds::engine

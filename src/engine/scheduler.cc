@@ -155,7 +155,9 @@ void Engine::Admit() {
     slot->started = false;
     slot->options = std::move(p.options);
     slot->sampler = std::make_unique<Sampler>(slot->options.sampling);
-    slot->history = slot->options.prompt;
+    // Reserved up front so that a decode step does not grow it.
+    slot->history.reserve(slot->options.prompt.size() + slot->options.max_new_tokens);
+    slot->history.assign(slot->options.prompt.begin(), slot->options.prompt.end());
     slot->generated = 0;
     slot->arrival = p.arrival;
     slot->admitted = Clock::now();
@@ -294,11 +296,8 @@ bool Engine::Step(Slot* slot) {
   int32_t id = slot->sampler->Sample(logits_, slot->history, slot->generated);
   TokenEvent event;
   event.id = id;
-  std::vector<TokenLogprob> top =
-      TopLogprobs(logits_, std::max<int64_t>(1, slot->options.top_logprobs));
-  float log_norm = top.front().logprob - logits_[top.front().id];
-  event.logprob = logits_[id] + log_norm;
-  if (slot->options.top_logprobs > 0) event.top = std::move(top);
+  event.logprob = logits_[id] - LogSoftmaxNormalizer(logits_);
+  if (slot->options.top_logprobs > 0) event.top = TopLogprobs(logits_, slot->options.top_logprobs);
   Clock::time_point now = Clock::now();
   if (slot->generated == 0) {
     slot->first_token = now;
