@@ -196,33 +196,37 @@ TEST_P(MatMulTest, IndependentOfThreadCountAndTokenTiling) {
 // Weights quantised from floats, as real models have them: Q8_0 codes then stay in [-127, 127],
 // which the tile kernels of some tables take a faster path for than for random bytes (whose
 // codes include -128). Every token count up to two tiles and a ragged row count, against the
-// reference and against each token alone, for every block type.
+// reference and against each token alone, for every block type and rows of 1 to 11 blocks (one
+// token takes rows of few super-blocks several at a time, and longer ones four blocks at a time).
 TEST_P(MatMulTest, QuantisedFromFloatsMatchesReferenceAndEachTokenAlone) {
   std::mt19937 rng(2024);
   ThreadPool pool(2);
   for (DType type : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0,
                      DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    const int64_t n_rows = 13;
-    const int64_t n_cols = tensor::Traits(type).block_elems == tensor::kQK ? 32 * 11 : 256 * 3;
-    const int64_t row_bytes = tensor::RowBytes(type, n_cols);
-    std::vector<uint8_t> data(static_cast<size_t>(n_rows * row_bytes));
-    for (int64_t r = 0; r < n_rows; ++r) {
-      const std::vector<float> row = RandomFloats(rng, n_cols);
-      tensor::QuantizeRow(type, row.data(), data.data() + r * row_bytes, n_cols);
-    }
-    const MatrixView w{data.data(), type, n_rows, n_cols, row_bytes};
-    for (int64_t n_tokens = 1; n_tokens <= 16; ++n_tokens) {
-      SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " tokens=" << n_tokens);
-      const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
-      std::vector<float> y(static_cast<size_t>(n_tokens * n_rows)), exact(y.size());
-      MatMul(w, x.data(), n_tokens, y.data(), &pool);
-      ref::MatMul(w, AsKernelSeesIt(type, x, n_tokens, n_cols).data(), n_tokens, exact.data());
-      EXPECT_LT(RelativeError(y.data(), exact.data(), y.size()), 2e-5);
-      for (int64_t t = 0; t < n_tokens; ++t) {
-        std::vector<float> single(n_rows);
-        MatVec(w, x.data() + t * n_cols, single.data(), nullptr);
-        EXPECT_EQ(0, std::memcmp(single.data(), y.data() + t * n_rows, n_rows * sizeof(float)))
-            << "token " << t;
+    for (int64_t n_blocks : {1, 2, 3, 5, 9, 11}) {
+      const int64_t n_rows = 13;
+      const int64_t n_cols = tensor::Traits(type).block_elems * n_blocks;
+      const int64_t row_bytes = tensor::RowBytes(type, n_cols);
+      std::vector<uint8_t> data(static_cast<size_t>(n_rows * row_bytes));
+      for (int64_t r = 0; r < n_rows; ++r) {
+        const std::vector<float> row = RandomFloats(rng, n_cols);
+        tensor::QuantizeRow(type, row.data(), data.data() + r * row_bytes, n_cols);
+      }
+      const MatrixView w{data.data(), type, n_rows, n_cols, row_bytes};
+      for (int64_t n_tokens = 1; n_tokens <= 16; ++n_tokens) {
+        SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " blocks=" << n_blocks
+                                        << " tokens=" << n_tokens);
+        const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
+        std::vector<float> y(static_cast<size_t>(n_tokens * n_rows)), exact(y.size());
+        MatMul(w, x.data(), n_tokens, y.data(), &pool);
+        ref::MatMul(w, AsKernelSeesIt(type, x, n_tokens, n_cols).data(), n_tokens, exact.data());
+        EXPECT_LT(RelativeError(y.data(), exact.data(), y.size()), 2e-5);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+          std::vector<float> single(n_rows);
+          MatVec(w, x.data() + t * n_cols, single.data(), nullptr);
+          EXPECT_EQ(0, std::memcmp(single.data(), y.data() + t * n_rows, n_rows * sizeof(float)))
+              << "token " << t;
+        }
       }
     }
   }
