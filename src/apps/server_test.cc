@@ -18,6 +18,18 @@ constexpr const char* kToolScript =
     "<think>\nlooking</think>\n\nLet me read it.\n<tool_call>\n{\"name\": \"read_file\", "
     "\"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
 
+// A shutdown signal can come at once after start-up: Stop() must end the listener then too
+// (httplib's stop() does nothing to a listener not yet accepting, which then blocked for good).
+TEST_F(ServerTest, StopRightAfterStartEndsTheListener) {
+  server::ServerOptions options;
+  options.port = 0;
+  for (int i = 0; i < 200; ++i) {
+    server::HttpServer http(options, service_.get());
+    ASSERT_TRUE(http.Start().ok());
+    http.Stop();
+  }
+}
+
 TEST_F(ServerTest, ChatCompletionWithReasoningAndToolCall) {
   Start(kToolScript);
   json res = Post("/v1/chat/completions",

@@ -174,7 +174,21 @@ Status HttpServer::Start() {
     return UnavailableError("cannot listen on " + options_.host + ":" +
                             std::to_string(options_.port) + " (address in use or not local)");
   }
-  thread_ = std::thread([this] { http_->listen_after_bind(); });
+  listener_returned_ = false;
+  thread_ = std::thread([this] {
+    http_->listen_after_bind();
+    listener_returned_ = true;
+  });
+  // httplib's stop() only interrupts a listener that is already accepting; a Stop() (a signal)
+  // before that point would leave it blocked in accept for good. So Start returns once it is.
+  while (!http_->is_running()) {
+    if (listener_returned_) {
+      thread_.join();
+      return UnavailableError("the HTTP listener on " + options_.host + ":" +
+                              std::to_string(bound_port_) + " stopped as it started");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return OkStatus();
 }
 

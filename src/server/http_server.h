@@ -4,6 +4,7 @@
 // Thread safety: Start()/Stop() from one thread; handlers run on the HTTP threads.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,7 +36,8 @@ class HttpServer {
   HttpServer(ServerOptions options, ChatService* service);
   ~HttpServer();
 
-  // Binds and starts serving on a background thread. Unavailable when the address is taken.
+  // Binds and starts serving on a background thread, and returns once it accepts connections.
+  // Unavailable when the address is taken.
   Status Start();
   int port() const { return bound_port_; }
   // Stops accepting and waits for the serving thread.
@@ -52,6 +54,7 @@ class HttpServer {
   ChatService* service_;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
+  std::atomic<bool> listener_returned_{false};
   int bound_port_ = 0;
 };
 
