@@ -10,10 +10,16 @@ namespace ds::engine {
 
 Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {}
 
-void Sampler::CountIds(std::span<const int32_t> ids) {
+template <typename Apply>
+void Sampler::ForEachDistinctId(std::span<const int32_t> ids, Apply apply) {
   counts_.resize(candidates_.size());
   for (int32_t id : ids) {
     if (id >= 0 && id < static_cast<int32_t>(counts_.size())) ++counts_[id];
+  }
+  for (int32_t id : ids) {
+    if (id < 0 || id >= static_cast<int32_t>(counts_.size()) || counts_[id] == 0) continue;
+    apply(candidates_[id], counts_[id]);
+    counts_[id] = 0;  // once per distinct id, and the counts are clear for the next call
   }
 }
 
@@ -22,25 +28,17 @@ void Sampler::ApplyRepeatPenalty(std::span<const int32_t> history) {
   size_t window = params_.repeat_last_n < 0
                       ? history.size()
                       : std::min<size_t>(history.size(), params_.repeat_last_n);
-  const std::span<const int32_t> recent = history.last(window);
-  CountIds(recent);
-  for (int32_t id : recent) {
-    if (id < 0 || id >= static_cast<int32_t>(counts_.size()) || counts_[id] == 0) continue;
-    counts_[id] = 0;  // once per distinct id, and the counts are clear for the next call
-    float& logit = candidates_[id].logit;
+  ForEachDistinctId(history.last(window), [&](Candidate& c, int) {
     // Dividing a negative logit would raise its probability, so it is multiplied instead.
-    logit = logit > 0 ? logit / params_.repeat_penalty : logit * params_.repeat_penalty;
-  }
+    c.logit = c.logit > 0 ? c.logit / params_.repeat_penalty : c.logit * params_.repeat_penalty;
+  });
 }
 
 void Sampler::ApplyOpenAiPenalties(std::span<const int32_t> generated) {
   if (params_.presence_penalty == 0.0f && params_.frequency_penalty == 0.0f) return;
-  CountIds(generated);
-  for (int32_t id : generated) {
-    if (id < 0 || id >= static_cast<int32_t>(counts_.size()) || counts_[id] == 0) continue;
-    candidates_[id].logit -= params_.presence_penalty + params_.frequency_penalty * counts_[id];
-    counts_[id] = 0;
-  }
+  ForEachDistinctId(generated, [&](Candidate& c, int count) {
+    c.logit -= params_.presence_penalty + params_.frequency_penalty * count;
+  });
 }
 
 void Sampler::KeepTopK() {

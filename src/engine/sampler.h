@@ -41,8 +41,10 @@ class Sampler {
     int32_t id;
     float logit;
   };
-  // counts_[id] += occurrences of id in ids (those in the vocabulary).
-  void CountIds(std::span<const int32_t> ids);
+  // apply(candidate, occurrences) once for each distinct id of ids in the vocabulary; the
+  // candidates are in id order when it runs.
+  template <typename Apply>
+  void ForEachDistinctId(std::span<const int32_t> ids, Apply apply);
   void ApplyRepeatPenalty(std::span<const int32_t> history);
   void ApplyOpenAiPenalties(std::span<const int32_t> generated);
   void KeepTopK();

@@ -27,13 +27,19 @@ TEST(SamplerTest, RepeatPenaltyDemotesSeenTokens) {
   EXPECT_EQ(sampler.Sample(logits, history), 1);  // 2.0 / 2 = 1.0 < 1.5
 }
 
-TEST(SamplerTest, SameSeedSameDraws) {
+// Sampling at `temperature` over every candidate: top-k, top-p and min-p off.
+SamplingParams Unfiltered(float temperature, uint64_t seed) {
   SamplingParams params;
-  params.temperature = 1.0f;
+  params.temperature = temperature;
   params.top_k = 0;
   params.top_p = 1.0f;
   params.min_p = 0.0f;
-  params.seed = 42;
+  params.seed = seed;
+  return params;
+}
+
+TEST(SamplerTest, SameSeedSameDraws) {
+  const SamplingParams params = Unfiltered(1.0f, 42);
   std::vector<float> logits = {1.0f, 1.2f, 0.8f, 1.1f, 0.9f};
   Sampler a(params), b(params);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(a.Sample(logits, {}), b.Sample(logits, {}));
@@ -42,12 +48,7 @@ TEST(SamplerTest, SameSeedSameDraws) {
 // The draw is std::discrete_distribution's (without its allocations), so a seed gives the tokens
 // it gave before. Logits in descending order keep the candidates in id order.
 TEST(SamplerTest, DrawsAsStdDiscreteDistribution) {
-  SamplingParams params;
-  params.temperature = 0.7f;
-  params.top_k = 0;
-  params.top_p = 1.0f;
-  params.min_p = 0.0f;
-  params.seed = 7;
+  const SamplingParams params = Unfiltered(0.7f, 7);
   const std::vector<float> logits = {2.0f, 1.7f, 1.1f, 0.4f, 0.3f, -0.5f, -2.0f};
   std::vector<float> probs(logits.size());
   double sum = 0.0;
