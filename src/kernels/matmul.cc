@@ -129,8 +129,10 @@ void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
                                       ? tiles + (t0 / internal::kMaxTileTokens) * tile_bytes
                                       : act + t0 * act_stride;
         tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act_stride, nt, tile_out);
-        for (int64_t r = 0; r < n_rows; ++r) {
-          for (int t = 0; t < nt; ++t) y[(t0 + t) * w.n_rows + rb + r] = tile_out[r * nt + t];
+        // Token-major, so that the writes to y are contiguous runs of the block's rows.
+        for (int t = 0; t < nt; ++t) {
+          float* y_row = y + (t0 + t) * w.n_rows + rb;
+          for (int64_t r = 0; r < n_rows; ++r) y_row[r] = tile_out[r * nt + t];
         }
       }
     }
