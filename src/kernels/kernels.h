@@ -38,6 +38,15 @@ void MatVec(const MatrixView& w, const float* x, float* y, ThreadPool* pool);
 // y[n_tokens][n_rows] = x[n_tokens][n_cols] * W^T.
 void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool);
 
+// Products of several matrices with one input, y_j[n_tokens][w_j.n_rows] = x * W_j^T, in one
+// parallel pass over all their rows: x is quantised once, not once per matrix. Each y_j equals
+// what MatMul gives. The matrices share n_cols.
+struct MatMulJob {
+  MatrixView w;
+  float* y = nullptr;
+};
+void MatMuls(const float* x, int64_t n_tokens, std::span<const MatMulJob> jobs, ThreadPool* pool);
+
 // Several independent products y = W x in one parallel pass: a decode step's experts would
 // otherwise pay a fork and join of the pool per matrix. Each y equals what MatVec gives.
 struct MatVecJob {

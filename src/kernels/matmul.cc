@@ -60,88 +60,137 @@ constexpr int64_t kRowBlockBytes = 64 * 1024;
 // Rows of one block at most, which bounds the tile's output buffer on the stack.
 constexpr int64_t kMaxRowBlock = 256;
 
+// Activations in the form a weight dtype's kernel reads, built once for every matrix of a call.
+struct PreparedActivations {
+  ActFormat format = ActFormat::kF32;
+  const uint8_t* rows = nullptr;   // n_tokens rows of act_stride bytes
+  int64_t act_stride = 0;
+  const uint8_t* tiles = nullptr;  // interleaved tiles of kMaxTileTokens tokens, or null
+  int64_t tile_bytes = 0;
+};
+
+PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const float* x,
+                                       int64_t n_tokens, ThreadPool* pool) {
+  PreparedActivations prepared;
+  prepared.format = format;
+  prepared.act_stride = internal::ActRowBytes(format, n_cols);
+  prepared.rows = reinterpret_cast<const uint8_t*>(x);
+  // Per calling thread, reused across calls; the workers are handed the pointers, since they
+  // must not read their own thread_locals.
+  thread_local std::vector<uint8_t> act_buffer, tile_buffer;
+  if (format != ActFormat::kF32) {
+    act_buffer.resize(static_cast<size_t>(prepared.act_stride * n_tokens));
+    uint8_t* dst = act_buffer.data();
+    const int64_t stride = prepared.act_stride;
+    internal::ParallelRanges(
+        pool, n_tokens, std::max<int64_t>(1, kMinTaskMacs / n_cols), [&](int64_t t0, int64_t t1) {
+          for (int64_t t = t0; t < t1; ++t) {
+            internal::QuantizeActRow(format, x + t * n_cols, n_cols, dst + t * stride);
+          }
+        });
+    prepared.rows = dst;
+  }
+  const internal::KernelTable& table = internal::Table();
+  const bool legacy = format == ActFormat::kQ8Blocks;
+  const bool tiled = n_tokens > 1 && ((legacy && table.build_q8_tiles) ||
+                                      (format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
+  if (!tiled) return prepared;
+  const int64_t n_blocks = n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
+  prepared.tile_bytes = n_blocks * static_cast<int64_t>(legacy ? sizeof(internal::ActTileQ8Block)
+                                                               : sizeof(internal::ActTileQ8KBlock));
+  const int64_t n_tiles = (n_tokens + internal::kMaxTileTokens - 1) / internal::kMaxTileTokens;
+  tile_buffer.resize(static_cast<size_t>(n_tiles * prepared.tile_bytes));
+  uint8_t* tiles = tile_buffer.data();
+  internal::ParallelRanges(pool, n_tiles, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t t0 = i * internal::kMaxTileTokens;
+      const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
+      const uint8_t* act = prepared.rows + t0 * prepared.act_stride;
+      uint8_t* tile = tiles + i * prepared.tile_bytes;
+      if (legacy) {
+        table.build_q8_tiles(act, prepared.act_stride, nt, n_blocks,
+                             reinterpret_cast<internal::ActTileQ8Block*>(tile));
+      } else {
+        table.build_q8k_tiles(act, prepared.act_stride, nt, n_blocks,
+                              reinterpret_cast<internal::ActTileQ8KBlock*>(tile));
+      }
+    }
+  });
+  prepared.tiles = tiles;
+  return prepared;
+}
+
+// Rows [r0, r1) of y[n_tokens][w.n_rows] = act * W^T, in blocks small enough to stay in cache,
+// each block against every tile of tokens in turn.
+void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_tokens, float* y,
+                int64_t r0, int64_t r1) {
+  const internal::TileDotFn tile_dot = TileDotFor(internal::Table(), w.type);
+  const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
+                                                1, kMaxRowBlock);
+  float tile_out[kMaxRowBlock * internal::kMaxTileTokens];
+  for (int64_t rb = r0; rb < r1; rb += row_block) {
+    const int64_t n_rows = std::min(r1 - rb, row_block);
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
+      const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
+      const uint8_t* tile_act = act.tiles != nullptr && nt > 1
+                                    ? act.tiles + (t0 / internal::kMaxTileTokens) * act.tile_bytes
+                                    : act.rows + t0 * act.act_stride;
+      // The lines of y this tile writes are rarely cached (y outgrows L2): asking for them
+      // first overlaps their fetch with the tile's arithmetic instead of stalling the stores.
+      for (int t = 0; t < nt; ++t) {
+        const float* y_row = y + (t0 + t) * w.n_rows + rb;
+        for (int64_t r = 0; r < n_rows; r += 16) __builtin_prefetch(y_row + r, 1);
+        __builtin_prefetch(y_row + n_rows - 1, 1);
+      }
+      tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, nt, tile_out);
+      // Token-major, so that the writes to y are contiguous runs of the block's rows.
+      for (int t = 0; t < nt; ++t) {
+        float* y_row = y + (t0 + t) * w.n_rows + rb;
+        for (int64_t r = 0; r < n_rows; ++r) y_row[r] = tile_out[r * nt + t];
+      }
+    }
+  }
+}
+
+void CheckShape(const MatrixView& w) {
+  DS_CHECK(w.n_cols % tensor::Traits(w.type).block_elems == 0);
+  DS_CHECK(w.row_bytes >= tensor::RowBytes(w.type, w.n_cols));
+}
+
 }  // namespace
 
 void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
-  DS_CHECK(w.n_cols % tensor::Traits(w.type).block_elems == 0);
-  DS_CHECK(w.row_bytes >= tensor::RowBytes(w.type, w.n_cols));
-  if (n_tokens <= 0 || w.n_rows <= 0) return;
-  const internal::TileDotFn tile_dot = TileDotFor(internal::Table(), w.type);
-  const ActFormat format = internal::ActFormatFor(w.type);
-  const int64_t act_stride = internal::ActRowBytes(format, w.n_cols);
+  const MatMulJob job{w, y};
+  MatMuls(x, n_tokens, {&job, 1}, pool);
+}
 
-  // Quantised activations live in a per-calling-thread buffer reused across calls.
-  thread_local std::vector<uint8_t> act_buffer;
-  const uint8_t* act = reinterpret_cast<const uint8_t*>(x);
-  if (format != ActFormat::kF32) {
-    act_buffer.resize(static_cast<size_t>(act_stride * n_tokens));
-    uint8_t* dst = act_buffer.data();
-    internal::ParallelRanges(
-        pool, n_tokens, std::max<int64_t>(1, kMinTaskMacs / w.n_cols), [&](int64_t t0, int64_t t1) {
-          for (int64_t t = t0; t < t1; ++t) {
-            internal::QuantizeActRow(format, x + t * w.n_cols, w.n_cols, dst + t * act_stride);
-          }
-        });
-    act = dst;
+void MatMuls(const float* x, int64_t n_tokens, std::span<const MatMulJob> jobs, ThreadPool* pool) {
+  if (n_tokens <= 0 || jobs.empty()) return;
+  const int64_t n_cols = jobs[0].w.n_cols;
+  const ActFormat format = internal::ActFormatFor(jobs[0].w.type);
+  thread_local std::vector<int64_t> row_start_storage;
+  std::vector<int64_t>& row_starts = row_start_storage;  // the workers read the caller's
+  row_starts.assign(jobs.size() + 1, 0);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    CheckShape(jobs[j].w);
+    DS_CHECK(jobs[j].w.n_cols == n_cols);
+    if (internal::ActFormatFor(jobs[j].w.type) != format) {
+      // Matrices that read different activation formats share nothing worth a joint pass.
+      for (const MatMulJob& job : jobs) MatMuls(x, n_tokens, {&job, 1}, pool);
+      return;
+    }
+    row_starts[j + 1] = row_starts[j] + jobs[j].w.n_rows;
   }
-  // Tables that read tiles of tokens interleaved get them built once per call.
-  const internal::KernelTable& table = internal::Table();
-  const bool tiled = n_tokens > 1 && ((format == ActFormat::kQ8Blocks && table.build_q8_tiles) ||
-                                      (format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
-  thread_local std::vector<uint8_t> tile_buffer;
-  uint8_t* tiles = nullptr;  // the workers must not read their own thread_local
-  int64_t tile_bytes = 0;
-  if (tiled) {
-    const bool legacy = format == ActFormat::kQ8Blocks;
-    const int64_t n_blocks = w.n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
-    tile_bytes = n_blocks * static_cast<int64_t>(legacy ? sizeof(internal::ActTileQ8Block)
-                                                        : sizeof(internal::ActTileQ8KBlock));
-    const int64_t n_tiles = (n_tokens + internal::kMaxTileTokens - 1) / internal::kMaxTileTokens;
-    tile_buffer.resize(static_cast<size_t>(n_tiles * tile_bytes));
-    tiles = tile_buffer.data();
-    internal::ParallelRanges(pool, n_tiles, 1, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t t0 = i * internal::kMaxTileTokens;
-        const int nt =
-            static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
-        uint8_t* tile = tiles + i * tile_bytes;
-        if (legacy) {
-          table.build_q8_tiles(act + t0 * act_stride, act_stride, nt, n_blocks,
-                               reinterpret_cast<internal::ActTileQ8Block*>(tile));
-        } else {
-          table.build_q8k_tiles(act + t0 * act_stride, act_stride, nt, n_blocks,
-                                reinterpret_cast<internal::ActTileQ8KBlock*>(tile));
-        }
-      }
-    });
-  }
-
-  const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
-                                                1, kMaxRowBlock);
-  const int64_t grain = std::max<int64_t>(1, kMinTaskMacs / (w.n_cols * n_tokens));
-  internal::ParallelRanges(pool, w.n_rows, grain, [&](int64_t r0, int64_t r1) {
-    float tile_out[kMaxRowBlock * internal::kMaxTileTokens];
-    for (int64_t rb = r0; rb < r1; rb += row_block) {
-      const int64_t n_rows = std::min(r1 - rb, row_block);
-      for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
-        const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
-        const uint8_t* tile_act = tiled && nt > 1
-                                      ? tiles + (t0 / internal::kMaxTileTokens) * tile_bytes
-                                      : act + t0 * act_stride;
-        // The lines of y this tile writes are rarely cached (y outgrows L2): asking for them
-        // first overlaps their fetch with the tile's arithmetic instead of stalling the stores.
-        for (int t = 0; t < nt; ++t) {
-          const float* y_row = y + (t0 + t) * w.n_rows + rb;
-          for (int64_t r = 0; r < n_rows; r += 16) __builtin_prefetch(y_row + r, 1);
-          __builtin_prefetch(y_row + n_rows - 1, 1);
-        }
-        tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act_stride, nt, tile_out);
-        // Token-major, so that the writes to y are contiguous runs of the block's rows.
-        for (int t = 0; t < nt; ++t) {
-          float* y_row = y + (t0 + t) * w.n_rows + rb;
-          for (int64_t r = 0; r < n_rows; ++r) y_row[r] = tile_out[r * nt + t];
-        }
-      }
+  const int64_t total_rows = row_starts.back();
+  if (total_rows == 0) return;
+  const PreparedActivations act = PrepareActivations(format, n_cols, x, n_tokens, pool);
+  const int64_t grain = std::max<int64_t>(1, kMinTaskMacs / (n_cols * n_tokens));
+  internal::ParallelRanges(pool, total_rows, grain, [&](int64_t r0, int64_t r1) {
+    size_t j = std::upper_bound(row_starts.begin(), row_starts.end(), r0) - row_starts.begin() - 1;
+    for (int64_t r = r0; r < r1; ++j) {
+      const int64_t end = std::min(r1, row_starts[j + 1]);
+      MatMulRows(jobs[j].w, act, n_tokens, jobs[j].y, r - row_starts[j], end - row_starts[j]);
+      r = end;
     }
   });
 }

@@ -267,6 +267,39 @@ TEST_P(MatMulTest, MatVecsEqualsOneMatVecPerJob) {
   MatVecs({}, &pool);  // nothing to do is fine
 }
 
+TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
+  std::mt19937 rng(78);
+  ThreadPool pool(3);
+  const int64_t n_cols = 512;
+  // 13 tokens: a full tile of 8 and a partial one.
+  const int64_t n_tokens = 13;
+  const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
+  const auto check = [&](std::initializer_list<std::pair<DType, int64_t>> shapes) {
+    std::vector<TestMatrix> matrices;
+    for (const auto& [type, n_rows] : shapes) matrices.push_back(MakeMatrix(type, n_rows, n_cols, rng));
+    std::vector<std::vector<float>> got(matrices.size()), want(matrices.size());
+    std::vector<MatMulJob> jobs;
+    for (size_t j = 0; j < matrices.size(); ++j) {
+      const int64_t n_out = n_tokens * matrices[j].view.n_rows;
+      got[j].assign(n_out, -1.0f);
+      want[j].assign(n_out, 0.0f);
+      MatMul(matrices[j].view, x.data(), n_tokens, want[j].data(), nullptr);
+      jobs.push_back({matrices[j].view, got[j].data()});
+    }
+    MatMuls(x.data(), n_tokens, jobs, &pool);
+    for (size_t j = 0; j < matrices.size(); ++j) {
+      EXPECT_EQ(got[j], want[j]) << tensor::DTypeName(matrices[j].view.type) << " job " << j;
+    }
+  };
+  // One activation format shared (row counts that split tasks inside and across matrices).
+  check({{DType::kQ8_0, 300}, {DType::kQ8_0, 1}, {DType::kQ4_0, 37}});
+  check({{DType::kQ4_K, 64}, {DType::kQ6_K, 129}, {DType::kQ5_K, 3}});
+  check({{DType::kF16, 40}, {DType::kBF16, 17}, {DType::kF32, 5}});
+  // Formats mixed: each matrix gets its own encoding.
+  check({{DType::kQ8_0, 33}, {DType::kQ4_K, 20}, {DType::kF16, 7}, {DType::kQ8_0, 2}});
+  MatMuls(x.data(), n_tokens, {}, &pool);  // nothing to do is fine
+}
+
 TEST_P(MatMulTest, ZeroActivationsGiveZero) {
   std::mt19937 rng(5);
   for (DType type : kWeightTypes) {

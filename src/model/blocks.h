@@ -35,9 +35,10 @@ struct Projection {
   const kernels::MatrixView& w;
   float* y;
 };
-// Products of one input x[n_tokens][n_cols]. A decode step runs them as one parallel loop with x
-// encoded once: every separate product is a fork and join of the pool, and its threads' shares
-// end at different times. Each y has the bits Linear gives it.
+// Products of one input x[n_tokens][n_cols], run as one parallel loop with x encoded once: every
+// separate product is a fork and join of the pool, its threads' shares end at different times,
+// and a prompt's activations would be quantised once per matrix. Each y has the bits Linear
+// gives it.
 void Project(const float* x, int64_t n_tokens, std::initializer_list<Projection> projections,
              ThreadPool* pool);
 
