@@ -62,7 +62,6 @@ constexpr int64_t kMaxRowBlock = 256;
 
 // Activations in the form a weight dtype's kernel reads, built once for every matrix of a call.
 struct PreparedActivations {
-  ActFormat format = ActFormat::kF32;
   const uint8_t* rows = nullptr;   // n_tokens rows of act_stride bytes
   int64_t act_stride = 0;
   const uint8_t* tiles = nullptr;  // interleaved tiles of kMaxTileTokens tokens, or null
@@ -72,7 +71,6 @@ struct PreparedActivations {
 PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const float* x,
                                        int64_t n_tokens, ThreadPool* pool) {
   PreparedActivations prepared;
-  prepared.format = format;
   prepared.act_stride = internal::ActRowBytes(format, n_cols);
   prepared.rows = reinterpret_cast<const uint8_t*>(x);
   // Per calling thread, reused across calls; the workers are handed the pointers, since they
