@@ -276,7 +276,9 @@ TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
   const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
   const auto check = [&](std::initializer_list<std::pair<DType, int64_t>> shapes) {
     std::vector<TestMatrix> matrices;
-    for (const auto& [type, n_rows] : shapes) matrices.push_back(MakeMatrix(type, n_rows, n_cols, rng));
+    for (const auto& [type, n_rows] : shapes) {
+      matrices.push_back(MakeMatrix(type, n_rows, n_cols, rng));
+    }
     std::vector<std::vector<float>> got(matrices.size()), want(matrices.size());
     std::vector<MatMulJob> jobs;
     for (size_t j = 0; j < matrices.size(); ++j) {
