@@ -396,6 +396,9 @@ const KernelTable& GenericTable() {
       8,
       nullptr,
       nullptr,
+      nullptr,
+      nullptr,
+      0,
   };
   return table;
 }

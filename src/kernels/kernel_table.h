@@ -129,6 +129,14 @@ struct KernelTable {
   // The same for tensor::BlockQ8_K rows of n_blocks super-blocks.
   void (*build_q8k_tiles)(const uint8_t* rows, int64_t row_stride, int num_tokens,
                           int64_t n_blocks, ActTileQ8KBlock* out);
+  // Null, or K-quant rows decoded once for all the tiles of tokens that read them: num_rows rows
+  // of `type` (a K-quant) into num_rows * n_cols / 256 blocks of decoded_kquant_block_bytes at
+  // out, which decoded_kquant_tile reads as its weight rows (w_stride_bytes = one decoded row)
+  // against tiles of 2 or more tokens, with the bits of the type's own TileDotFn.
+  void (*decode_kquant_rows)(tensor::DType type, const uint8_t* w, int64_t w_stride_bytes,
+                             int64_t num_rows, int64_t n_cols, uint8_t* out);
+  TileDotFn decoded_kquant_tile;
+  int64_t decoded_kquant_block_bytes;
 };
 
 inline constexpr int kFmaBurnChains = 10;

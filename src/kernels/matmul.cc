@@ -122,12 +122,25 @@ PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const f
 // each block against every tile of tokens in turn.
 void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_tokens, float* y,
                 int64_t r0, int64_t r1) {
-  const internal::TileDotFn tile_dot = TileDotFor(internal::Table(), w.type);
+  const internal::KernelTable& table = internal::Table();
+  const internal::TileDotFn tile_dot = TileDotFor(table, w.type);
   const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
                                                 1, kMaxRowBlock);
+  // K-quant rows read by more than one tile of tokens are decoded once per row block, not once
+  // per tile: decoding was about a fifth of the K-quant tile kernels' time.
+  const bool decode_once = act.tiles != nullptr && table.decode_kquant_rows != nullptr &&
+                           internal::ActFormatFor(w.type) == ActFormat::kQ8KBlocks &&
+                           n_tokens > internal::kMaxTileTokens;
+  const int64_t decoded_row_bytes =
+      decode_once ? w.n_cols / tensor::kQK_K * table.decoded_kquant_block_bytes : 0;
+  thread_local std::vector<uint8_t> decoded;  // this thread's
   float tile_out[kMaxRowBlock * internal::kMaxTileTokens];
   for (int64_t rb = r0; rb < r1; rb += row_block) {
     const int64_t n_rows = std::min(r1 - rb, row_block);
+    if (decode_once) {
+      decoded.resize(static_cast<size_t>(n_rows * decoded_row_bytes));
+      table.decode_kquant_rows(w.type, w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
+    }
     for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
       const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
       const uint8_t* tile_act = act.tiles != nullptr && nt > 1
@@ -140,7 +153,13 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
         for (int64_t r = 0; r < n_rows; r += 16) __builtin_prefetch(y_row + r, 1);
         __builtin_prefetch(y_row + n_rows - 1, 1);
       }
-      tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, nt, tile_out);
+      if (decode_once && nt > 1) {
+        table.decoded_kquant_tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, tile_act,
+                                  act.act_stride, nt, tile_out);
+      } else {
+        tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, nt,
+                 tile_out);
+      }
       // Token-major, so that the writes to y are contiguous runs of the block's rows.
       for (int t = 0; t < nt; ++t) {
         float* y_row = y + (t0 + t) * w.n_rows + rb;

@@ -232,6 +232,29 @@ TEST_P(MatMulTest, QuantisedFromFloatsMatchesReferenceAndEachTokenAlone) {
   }
 }
 
+// Matrices of several row blocks (the unit a task keeps in cache and, for the K-quants, decodes
+// once for all its tiles of tokens) give each token MatVec's bits, from one thread and two.
+TEST_P(MatMulTest, RowBlocksGiveEachTokenItsMatVecBits) {
+  std::mt19937 rng(99);
+  ThreadPool pool(2);
+  const int64_t n_rows = 301, n_cols = 1280, n_tokens = 21;
+  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kF16}) {
+    SCOPED_TRACE(tensor::DTypeName(type));
+    const TestMatrix m = MakeMatrix(type, n_rows, n_cols, rng);
+    const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
+    for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> y(static_cast<size_t>(n_tokens * n_rows));
+      MatMul(m.view, x.data(), n_tokens, y.data(), threads);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        std::vector<float> single(n_rows);
+        MatVec(m.view, x.data() + t * n_cols, single.data(), nullptr);
+        EXPECT_EQ(0, std::memcmp(single.data(), y.data() + t * n_rows, n_rows * sizeof(float)))
+            << "token " << t;
+      }
+    }
+  }
+}
+
 // A batch of jobs of every dtype and shape, split across a pool, gives each job's MatVec bits.
 TEST_P(MatMulTest, MatVecsEqualsOneMatVecPerJob) {
   std::mt19937 rng(77);
