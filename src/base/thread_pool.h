@@ -36,10 +36,11 @@ class ThreadPool {
   static int DefaultThreadCount();
 
  private:
-  void WorkerLoop(int worker_index);
+  void WorkerLoop();
   // Waits until generation_ differs from *seen (then updates it) or the pool stops (false).
   bool AwaitLoop(uint64_t* seen);
-  void RunChunks(int thread_index);
+  // Runs ranges of the current loop until none is left unclaimed.
+  void RunChunks();
 
   int num_threads_;
   std::vector<std::thread> workers_;
@@ -48,6 +49,7 @@ class ThreadPool {
   int64_t n_ = 0;
   int64_t chunk_ = 0;
   int num_chunks_ = 0;
+  std::atomic<int> next_chunk_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_workers_{0};
   std::atomic<int> sleeping_workers_{0};
