@@ -397,8 +397,6 @@ const KernelTable& GenericTable() {
       nullptr,
       nullptr,
       nullptr,
-      nullptr,
-      0,
   };
   return table;
 }

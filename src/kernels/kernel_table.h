@@ -92,6 +92,17 @@ inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim
          2 * kAttentionPositionBlock * head_dim;
 }
 
+// Rows of one weight dtype decoded once, then read by many tiles of tokens: decode writes
+// num_rows rows of n_cols, each n_cols / block_elems blocks of block_bytes, at out; tile reads
+// them as its weight rows (w_stride_bytes = one decoded row) against tiles of 2 or more tokens,
+// with the bits of the dtype's own TileDotFn.
+struct RowDecoder {
+  void (*decode)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows, int64_t n_cols,
+                 uint8_t* out) = nullptr;
+  TileDotFn tile = nullptr;
+  int64_t block_bytes = 0;
+};
+
 struct KernelTable {
   const char* name;
   TileDotFn f32, f16, bf16;
@@ -129,14 +140,9 @@ struct KernelTable {
   // The same for tensor::BlockQ8_K rows of n_blocks super-blocks.
   void (*build_q8k_tiles)(const uint8_t* rows, int64_t row_stride, int num_tokens,
                           int64_t n_blocks, ActTileQ8KBlock* out);
-  // Null, or K-quant rows decoded once for all the tiles of tokens that read them: num_rows rows
-  // of `type` (a K-quant) into num_rows * n_cols / 256 blocks of decoded_kquant_block_bytes at
-  // out, which decoded_kquant_tile reads as its weight rows (w_stride_bytes = one decoded row)
-  // against tiles of 2 or more tokens, with the bits of the type's own TileDotFn.
-  void (*decode_kquant_rows)(tensor::DType type, const uint8_t* w, int64_t w_stride_bytes,
-                             int64_t num_rows, int64_t n_cols, uint8_t* out);
-  TileDotFn decoded_kquant_tile;
-  int64_t decoded_kquant_block_bytes;
+  // Null, or how this table decodes rows of a weight dtype once for all the tiles of tokens
+  // that read them (a RowDecoder with a null decode for dtypes it decodes as it reads).
+  RowDecoder (*row_decoder)(tensor::DType type);
 };
 
 inline constexpr int kFmaBurnChains = 10;

@@ -126,20 +126,22 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
   const internal::TileDotFn tile_dot = TileDotFor(table, w.type);
   const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
                                                 1, kMaxRowBlock);
-  // K-quant rows read by more than one tile of tokens are decoded once per row block, not once
-  // per tile: decoding was about a fifth of the K-quant tile kernels' time.
-  const bool decode_once = act.tiles != nullptr && table.decode_kquant_rows != nullptr &&
-                           internal::ActFormatFor(w.type) == ActFormat::kQ8KBlocks &&
-                           n_tokens > internal::kMaxTileTokens;
+  // Rows read by more than one tile of tokens are decoded once per row block, not once per tile
+  // (decoding was about a fifth of the K-quant tile kernels' time).
+  const internal::RowDecoder decoder =
+      act.tiles != nullptr && n_tokens > internal::kMaxTileTokens && table.row_decoder != nullptr
+          ? table.row_decoder(w.type)
+          : internal::RowDecoder{};
+  const bool decode_once = decoder.decode != nullptr;
   const int64_t decoded_row_bytes =
-      decode_once ? w.n_cols / tensor::kQK_K * table.decoded_kquant_block_bytes : 0;
+      w.n_cols / tensor::Traits(w.type).block_elems * decoder.block_bytes;
   thread_local std::vector<uint8_t> decoded;  // this thread's
   float tile_out[kMaxRowBlock * internal::kMaxTileTokens];
   for (int64_t rb = r0; rb < r1; rb += row_block) {
     const int64_t n_rows = std::min(r1 - rb, row_block);
     if (decode_once) {
       decoded.resize(static_cast<size_t>(n_rows * decoded_row_bytes));
-      table.decode_kquant_rows(w.type, w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
+      decoder.decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
     }
     for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
       const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
@@ -154,8 +156,8 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
         __builtin_prefetch(y_row + n_rows - 1, 1);
       }
       if (decode_once && nt > 1) {
-        table.decoded_kquant_tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, tile_act,
-                                  act.act_stride, nt, tile_out);
+        decoder.tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, tile_act, act.act_stride,
+                     nt, tile_out);
       } else {
         tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, nt,
                  tile_out);

@@ -238,7 +238,9 @@ TEST_P(MatMulTest, RowBlocksGiveEachTokenItsMatVecBits) {
   std::mt19937 rng(99);
   ThreadPool pool(2);
   const int64_t n_rows = 301, n_cols = 1280, n_tokens = 21;
-  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kF16}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                     DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K,
+                     DType::kF16}) {
     SCOPED_TRACE(tensor::DTypeName(type));
     const TestMatrix m = MakeMatrix(type, n_rows, n_cols, rng);
     const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
