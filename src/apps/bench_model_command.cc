@@ -25,6 +25,7 @@ struct BenchFlags {
   int64_t n_gen = 128;
   std::vector<int64_t> depths = {0, 4096};
   int repetitions = 3;
+  int warmup_runs = 1;
   int threads = 0;
   int kv_quant_bits = 0;
 };
@@ -77,6 +78,10 @@ StatusOr<double> TimeOnce(model::Model& model, const state::StateLayout& layout,
 }
 
 Status Bench(const BenchFlags& flags) {
+  if (flags.warmup_runs < 0) {
+    return InvalidArgumentError("--warmup takes a number of runs, 0 or more, not " +
+                                std::to_string(flags.warmup_runs));
+  }
   DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
   model::Model& model = *loaded.model;
   DS_ASSIGN_OR_RETURN(const tensor::DType kv_dtype,
@@ -94,6 +99,7 @@ Status Bench(const BenchFlags& flags) {
               "tok/s (weights only); KV cache %s\n",
               cost.weight_bytes / 1048576.0, cost.macs / 1e6, floor_tps,
               std::string(tensor::DTypeName(kv_dtype)).c_str());
+  std::printf("runs per test: %d untimed, then %d timed\n", flags.warmup_runs, flags.repetitions);
   const double size_mib = loaded.file->bytes().size() / 1048576.0;
   int64_t num_params = 0;
   for (const gguf::TensorInfo& info : loaded.file->tensors()) num_params += info.num_elements();
@@ -114,6 +120,12 @@ Status Bench(const BenchFlags& flags) {
     const std::vector<uint8_t> base = warm.Snapshot();
     for (bool prefill : {true, false}) {
       if ((prefill ? flags.n_prompt : flags.n_gen) <= 0) continue;
+      // Untimed: a test's first run also maps the weights' pages and fills the caches.
+      for (int run = 0; run < flags.warmup_runs; ++run) {
+        DS_RETURN_IF_ERROR(TimeOnce(model, layout, base, prefill ? flags.n_prompt : 0,
+                                    prefill ? 0 : flags.n_gen, &pool, -1 - run)
+                               .status());
+      }
       std::vector<double> rates;
       for (int rep = 0; rep < flags.repetitions; ++rep) {
         DS_ASSIGN_OR_RETURN(double rate,
@@ -154,6 +166,9 @@ CommandFn RegisterBenchModel(CLI::App* app) {
   app->add_option("-d,--depths", flags->depths, "context depths to test at")
       ->capture_default_str();
   app->add_option("-r,--repetitions", flags->repetitions, "runs per test")->capture_default_str();
+  app->add_option("--warmup", flags->warmup_runs,
+                  "untimed runs before each test's timed ones (the first maps the weights)")
+      ->capture_default_str();
   app->add_option("-t,--threads", flags->threads, "threads (default: one per CPU)");
   app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str();
   return [flags] {

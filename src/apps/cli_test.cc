@@ -140,9 +140,17 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
   EXPECT_NE(r.output.find("| model | size | params | threads | test | t/s |"), std::string::npos)
       << r.output;
   for (const char* test : {"| pp16 |", "| tg4 |", "| pp16 @ d32 |", "| tg4 @ d32 |", "FMA peak: ",
-                           "decode floor ", "% of floor |", "% of FMA peak |", "KV cache f32"}) {
+                           "decode floor ", "% of floor |", "% of FMA peak |", "KV cache f32",
+                           "runs per test: 1 untimed, then 2 timed"}) {
     EXPECT_NE(r.output.find(test), std::string::npos) << test << "\n" << r.output;
   }
+  Result no_warmup = RunDeltaserve("bench-model -m " + TinyModelPath("qwen35moe") +
+                                   " -p 4 -n 2 -d 0 -r 1 --warmup 0");
+  EXPECT_EQ(no_warmup.exit_code, 0) << no_warmup.output;
+  EXPECT_NE(no_warmup.output.find("runs per test: 0 untimed, then 1 timed"), std::string::npos)
+      << no_warmup.output;
+  ExpectOneLineError(RunDeltaserve("bench-model -m " + TinyModelPath("qwen35moe") + " --warmup -1"),
+                     "--warmup");
 }
 
 TEST_F(CliTest, KvQuantNeedsWholeBlocksPerHead) {
