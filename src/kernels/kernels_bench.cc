@@ -77,25 +77,27 @@ void BM_MatMul(benchmark::State& state, tensor::DType type) {
   state.SetLabel(Label());
 }
 
-// One attention layer of the bench model (8 query heads, 2 KV heads, head_dim 128) for one new
-// token at depth state.range(0), over a cache of kv_dtype rows.
-void BM_AttentionDecode(benchmark::State& state, tensor::DType kv_dtype) {
+// One attention layer of the bench model (8 query heads, 2 KV heads, head_dim 128) for n_tokens
+// new tokens (1: a decode step; more: a chunk of a prompt) after state.range(0) cached positions,
+// over a cache of kv_dtype rows.
+void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tokens) {
   constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128;
   const int64_t depth = state.range(0);
+  const int64_t n_pos = depth + n_tokens;
   const int64_t row_floats = kKvHeads * kHeadDim;
-  const std::vector<float> rows = RandomActivations((depth + 1) * row_floats);
+  const std::vector<float> rows = RandomActivations(n_pos * row_floats);
   const int64_t row_bytes = tensor::RowBytes(kv_dtype, row_floats);
-  std::vector<uint8_t> k_cache(static_cast<size_t>((depth + 1) * row_bytes));
-  StoreKvRows(rows.data(), depth + 1, row_floats, kv_dtype, k_cache.data());
+  std::vector<uint8_t> k_cache(static_cast<size_t>(n_pos * row_bytes));
+  StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, k_cache.data());
   const std::vector<uint8_t> v_cache = k_cache;
-  const std::vector<float> q = RandomActivations(kHeads * kHeadDim);
-  std::vector<float> out(kHeads * kHeadDim);
+  const std::vector<float> q = RandomActivations(n_tokens * kHeads * kHeadDim);
+  std::vector<float> out(n_tokens * kHeads * kHeadDim);
   AttentionArgs args;
   args.q = q.data();
   args.k_cache = k_cache.data();
   args.v_cache = v_cache.data();
   args.kv_dtype = kv_dtype;
-  args.n_tokens = 1;
+  args.n_tokens = n_tokens;
   args.n_heads = kHeads;
   args.n_kv_heads = kKvHeads;
   args.head_dim = kHeadDim;
@@ -107,7 +109,7 @@ void BM_AttentionDecode(benchmark::State& state, tensor::DType kv_dtype) {
     Attention(args, &pool);
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetBytesProcessed(state.iterations() * 2 * (depth + 1) * row_bytes);
+  state.SetBytesProcessed(state.iterations() * 2 * n_pos * row_bytes);
   state.SetLabel(Label());
 }
 
@@ -137,10 +139,16 @@ void RegisterAll() {
         ->UseRealTime();
   }
   for (DType kv_dtype : {DType::kF32, DType::kQ8_0}) {
-    const std::string name = "AttentionDecode/" + std::string(tensor::DTypeName(kv_dtype));
-    benchmark::RegisterBenchmark(name.c_str(), BM_AttentionDecode, kv_dtype)
+    const std::string dtype(tensor::DTypeName(kv_dtype));
+    benchmark::RegisterBenchmark(("AttentionDecode/" + dtype).c_str(), BM_Attention, kv_dtype, 1)
         ->Arg(4096)
         ->Arg(32768)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    // 64 prompt tokens at a depth: the tiles of a prefill chunk.
+    benchmark::RegisterBenchmark(("AttentionPrefill64/" + dtype).c_str(), BM_Attention, kv_dtype,
+                                 64)
+        ->Arg(4096)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }
