@@ -38,23 +38,16 @@ void MatVec(const MatrixView& w, const float* x, float* y, ThreadPool* pool);
 // y[n_tokens][n_rows] = x[n_tokens][n_cols] * W^T.
 void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool);
 
-// Products of several matrices with one input, y_j[n_tokens][w_j.n_rows] = x * W_j^T, in one
-// parallel pass over all their rows: x is quantised once, not once per matrix. Each y_j equals
-// what MatMul gives. The matrices share n_cols.
+// Independent products y_j[n_tokens][w_j.n_rows] = x_j[n_tokens][w_j.n_cols] * W_j^T in one
+// parallel pass over all the jobs' rows: a decode step's experts, or the projections of one input,
+// would otherwise pay a fork and join of the pool per matrix, and each input is encoded once for
+// all the jobs that read it. Each y_j equals what MatMul gives.
 struct MatMulJob {
   MatrixView w;
+  const float* x = nullptr;
   float* y = nullptr;
 };
-void MatMuls(const float* x, int64_t n_tokens, std::span<const MatMulJob> jobs, ThreadPool* pool);
-
-// Several independent products y = W x in one parallel pass: a decode step's experts would
-// otherwise pay a fork and join of the pool per matrix. Each y equals what MatVec gives.
-struct MatVecJob {
-  MatrixView w;
-  const float* x = nullptr;  // [w.n_cols]
-  float* y = nullptr;        // [w.n_rows]
-};
-void MatVecs(std::span<const MatVecJob> jobs, ThreadPool* pool);
+void MatMuls(std::span<const MatMulJob> jobs, int64_t n_tokens, ThreadPool* pool);
 
 // y = x / sqrt(mean(x^2) + eps) * weight (weight may be null: no scaling). y may alias x.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* y);

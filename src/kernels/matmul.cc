@@ -68,17 +68,18 @@ struct PreparedActivations {
   int64_t tile_bytes = 0;
 };
 
+// Encodes x[n_tokens][n_cols] for `format` into the two buffers (grown as needed, kept by the
+// caller across calls).
 PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const float* x,
-                                       int64_t n_tokens, ThreadPool* pool) {
+                                       int64_t n_tokens, ThreadPool* pool,
+                                       std::vector<uint8_t>* act_buffer,
+                                       std::vector<uint8_t>* tile_buffer) {
   PreparedActivations prepared;
   prepared.act_stride = internal::ActRowBytes(format, n_cols);
   prepared.rows = reinterpret_cast<const uint8_t*>(x);
-  // Per calling thread, reused across calls; the workers are handed the pointers, since they
-  // must not read their own thread_locals.
-  thread_local std::vector<uint8_t> act_buffer, tile_buffer;
   if (format != ActFormat::kF32) {
-    act_buffer.resize(static_cast<size_t>(prepared.act_stride * n_tokens));
-    uint8_t* dst = act_buffer.data();
+    act_buffer->resize(static_cast<size_t>(prepared.act_stride * n_tokens));
+    uint8_t* dst = act_buffer->data();
     const int64_t stride = prepared.act_stride;
     internal::ParallelRanges(
         pool, n_tokens, std::max<int64_t>(1, kMinTaskMacs / n_cols), [&](int64_t t0, int64_t t1) {
@@ -97,8 +98,8 @@ PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const f
   prepared.tile_bytes = n_blocks * static_cast<int64_t>(legacy ? sizeof(internal::ActTileQ8Block)
                                                                : sizeof(internal::ActTileQ8KBlock));
   const int64_t n_tiles = (n_tokens + internal::kMaxTileTokens - 1) / internal::kMaxTileTokens;
-  tile_buffer.resize(static_cast<size_t>(n_tiles * prepared.tile_bytes));
-  uint8_t* tiles = tile_buffer.data();
+  tile_buffer->resize(static_cast<size_t>(n_tiles * prepared.tile_bytes));
+  uint8_t* tiles = tile_buffer->data();
   internal::ParallelRanges(pool, n_tiles, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t t0 = i * internal::kMaxTileTokens;
@@ -148,14 +149,20 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
       const uint8_t* tile_act = act.tiles != nullptr && nt > 1
                                     ? act.tiles + (t0 / internal::kMaxTileTokens) * act.tile_bytes
                                     : act.rows + t0 * act.act_stride;
-      // The lines of y this tile writes are rarely cached (y outgrows L2): asking for them
-      // first overlaps their fetch with the tile's arithmetic instead of stalling the stores.
+      if (nt == 1) {
+        // The tile's layout (row-major rows x tokens) is then y's.
+        tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, 1,
+                 y + t0 * w.n_rows + rb);
+        continue;
+      }
+      // The lines of y this tile writes are rarely cached (a prompt's y outgrows L2): asking for
+      // them first overlaps their fetch with the tile's arithmetic instead of stalling the stores.
       for (int t = 0; t < nt; ++t) {
         const float* y_row = y + (t0 + t) * w.n_rows + rb;
         for (int64_t r = 0; r < n_rows; r += 16) __builtin_prefetch(y_row + r, 1);
         __builtin_prefetch(y_row + n_rows - 1, 1);
       }
-      if (decode_once && nt > 1) {
+      if (decode_once) {
         decoder.tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, tile_act, act.act_stride,
                      nt, tile_out);
       } else {
@@ -179,96 +186,62 @@ void CheckShape(const MatrixView& w) {
 }  // namespace
 
 void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
-  const MatMulJob job{w, y};
-  MatMuls(x, n_tokens, {&job, 1}, pool);
-}
-
-void MatMuls(const float* x, int64_t n_tokens, std::span<const MatMulJob> jobs, ThreadPool* pool) {
-  if (n_tokens <= 0 || jobs.empty()) return;
-  const int64_t n_cols = jobs[0].w.n_cols;
-  const ActFormat format = internal::ActFormatFor(jobs[0].w.type);
-  thread_local std::vector<int64_t> row_start_storage;
-  std::vector<int64_t>& row_starts = row_start_storage;  // the workers read the caller's
-  row_starts.assign(jobs.size() + 1, 0);
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    CheckShape(jobs[j].w);
-    DS_CHECK(jobs[j].w.n_cols == n_cols);
-    if (internal::ActFormatFor(jobs[j].w.type) != format) {
-      // Matrices that read different activation formats share nothing worth a joint pass.
-      for (const MatMulJob& job : jobs) MatMuls(x, n_tokens, {&job, 1}, pool);
-      return;
-    }
-    row_starts[j + 1] = row_starts[j] + jobs[j].w.n_rows;
-  }
-  const int64_t total_rows = row_starts.back();
-  if (total_rows == 0) return;
-  const PreparedActivations act = PrepareActivations(format, n_cols, x, n_tokens, pool);
-  const int64_t grain = std::max<int64_t>(1, kMinTaskMacs / (n_cols * n_tokens));
-  internal::ParallelRanges(pool, total_rows, grain, [&](int64_t r0, int64_t r1) {
-    size_t j = std::upper_bound(row_starts.begin(), row_starts.end(), r0) - row_starts.begin() - 1;
-    for (int64_t r = r0; r < r1; ++j) {
-      const int64_t end = std::min(r1, row_starts[j + 1]);
-      MatMulRows(jobs[j].w, act, n_tokens, jobs[j].y, r - row_starts[j], end - row_starts[j]);
-      r = end;
-    }
-  });
+  const MatMulJob job{w, x, y};
+  MatMuls({&job, 1}, n_tokens, pool);
 }
 
 void MatVec(const MatrixView& w, const float* x, float* y, ThreadPool* pool) {
   MatMul(w, x, 1, y, pool);
 }
 
-void MatVecs(std::span<const MatVecJob> jobs, ThreadPool* pool) {
-  // Activations are prepared once per distinct input (a MoE layer's gate and up products all
-  // read the same x), then the rows of all jobs, laid end to end, split across the pool as one
-  // range.
-  thread_local std::vector<uint8_t> act_storage;
-  thread_local std::vector<int64_t> act_offset_storage, row_start_storage;
-  // The pool's workers must read the calling thread's buffers, not their own thread_locals.
-  std::vector<uint8_t>& act_buffer = act_storage;
-  std::vector<int64_t>& act_offsets = act_offset_storage;  // per job; -1 for float activations
+void MatMuls(std::span<const MatMulJob> jobs, int64_t n_tokens, ThreadPool* pool) {
+  if (n_tokens <= 0 || jobs.empty()) return;
+  // Per calling thread and kept across calls; the workers read these, not their own.
+  thread_local std::vector<int64_t> row_start_storage, input_of_storage;
+  thread_local std::vector<PreparedActivations> prepared_storage;
+  thread_local std::vector<std::vector<uint8_t>> act_buffers, tile_buffers;
   std::vector<int64_t>& row_starts = row_start_storage;
-  act_offsets.assign(jobs.size(), -1);
+  std::vector<int64_t>& input_of = input_of_storage;  // job -> its entry of `prepared`
+  std::vector<PreparedActivations>& prepared = prepared_storage;
   row_starts.assign(jobs.size() + 1, 0);
+  input_of.assign(jobs.size(), -1);
+  prepared.clear();
   int64_t macs = 0;
-  act_buffer.clear();
   for (size_t j = 0; j < jobs.size(); ++j) {
     const MatrixView& w = jobs[j].w;
-    DS_CHECK(w.n_cols % tensor::Traits(w.type).block_elems == 0);
-    DS_CHECK(w.row_bytes >= tensor::RowBytes(w.type, w.n_cols));
+    CheckShape(w);
     row_starts[j + 1] = row_starts[j] + w.n_rows;
     macs += w.n_rows * w.n_cols;
+    // Activations are encoded once per distinct input and format: a MoE layer's gate and up
+    // products, or a layer's projections, all read the same x.
     const ActFormat format = internal::ActFormatFor(w.type);
-    if (format == ActFormat::kF32) continue;
-    for (size_t e = 0; e < j && act_offsets[j] < 0; ++e) {
-      // An earlier job of a quantised format always has its offset set.
+    for (size_t e = 0; e < j && input_of[j] < 0; ++e) {
       if (jobs[e].x == jobs[j].x && jobs[e].w.n_cols == w.n_cols &&
           internal::ActFormatFor(jobs[e].w.type) == format) {
-        act_offsets[j] = act_offsets[e];
+        input_of[j] = input_of[e];
       }
     }
-    if (act_offsets[j] >= 0) continue;
-    act_offsets[j] = static_cast<int64_t>(act_buffer.size());
-    act_buffer.resize(act_buffer.size() + internal::ActRowBytes(format, w.n_cols));
-    internal::QuantizeActRow(format, jobs[j].x, w.n_cols, act_buffer.data() + act_offsets[j]);
+    if (input_of[j] >= 0) continue;
+    input_of[j] = static_cast<int64_t>(prepared.size());
+    if (act_buffers.size() <= prepared.size()) {
+      act_buffers.resize(prepared.size() + 1);
+      tile_buffers.resize(prepared.size() + 1);
+    }
+    prepared.push_back(PrepareActivations(format, w.n_cols, jobs[j].x, n_tokens, pool,
+                                          &act_buffers[prepared.size()],
+                                          &tile_buffers[prepared.size()]));
   }
   const int64_t total_rows = row_starts.back();
   if (total_rows == 0) return;
-  const int64_t grain =
-      std::max<int64_t>(1, kMinTaskMacs * total_rows / std::max<int64_t>(1, macs));
-  const internal::KernelTable& table = internal::Table();
+  const int64_t grain = std::max<int64_t>(
+      1, kMinTaskMacs * total_rows / std::max<int64_t>(1, macs * n_tokens));
   internal::ParallelRanges(pool, total_rows, grain, [&](int64_t r0, int64_t r1) {
     size_t j = std::upper_bound(row_starts.begin(), row_starts.end(), r0) - row_starts.begin() - 1;
     for (int64_t r = r0; r < r1; ++j) {
-      const MatVecJob& job = jobs[j];
-      const int64_t begin = r - row_starts[j];
-      const int64_t end = std::min(r1, row_starts[j + 1]) - row_starts[j];
-      const uint8_t* act = act_offsets[j] < 0 ? reinterpret_cast<const uint8_t*>(job.x)
-                                              : act_buffer.data() + act_offsets[j];
-      // One token: the activation stride is never used.
-      TileDotFor(table, job.w.type)(job.w.row(begin), job.w.row_bytes, end - begin, job.w.n_cols,
-                                    act, 0, 1, job.y + begin);
-      r += end - begin;
+      const int64_t end = std::min(r1, row_starts[j + 1]);
+      MatMulRows(jobs[j].w, prepared[input_of[j]], n_tokens, jobs[j].y, r - row_starts[j],
+                 end - row_starts[j]);
+      r = end;
     }
   });
 }

@@ -258,7 +258,7 @@ TEST_P(MatMulTest, RowBlocksGiveEachTokenItsMatVecBits) {
 }
 
 // A batch of jobs of every dtype and shape, split across a pool, gives each job's MatVec bits.
-TEST_P(MatMulTest, MatVecsEqualsOneMatVecPerJob) {
+TEST_P(MatMulTest, OneTokenMatMulsEqualOneMatVecPerJob) {
   std::mt19937 rng(77);
   ThreadPool pool(3);
   std::vector<TestMatrix> matrices;
@@ -277,7 +277,7 @@ TEST_P(MatMulTest, MatVecsEqualsOneMatVecPerJob) {
     matrices.push_back(MakeMatrix(type, 9, 256, rng));
   }
   std::vector<std::vector<float>> got(matrices.size()), want(matrices.size());
-  std::vector<MatVecJob> jobs;
+  std::vector<MatMulJob> jobs;
   for (size_t j = 0; j < matrices.size(); ++j) {
     const float* x = j < own_inputs ? inputs[j].data() : shared.data();
     got[j].assign(matrices[j].view.n_rows, -1.0f);
@@ -285,13 +285,15 @@ TEST_P(MatMulTest, MatVecsEqualsOneMatVecPerJob) {
     MatVec(matrices[j].view, x, want[j].data(), nullptr);
     jobs.push_back({matrices[j].view, x, got[j].data()});
   }
-  MatVecs(jobs, &pool);
+  MatMuls(jobs, 1, &pool);
   for (size_t j = 0; j < matrices.size(); ++j) {
     EXPECT_EQ(got[j], want[j]) << tensor::DTypeName(matrices[j].view.type) << " job " << j;
   }
-  MatVecs({}, &pool);  // nothing to do is fine
+  MatMuls({}, 1, &pool);  // nothing to do is fine
 }
 
+// Prompts: jobs that share an input share its encoding and tiles, the others (another input, or
+// another activation format) get their own, and every y equals its MatMul.
 TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
   std::mt19937 rng(78);
   ThreadPool pool(3);
@@ -299,10 +301,14 @@ TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
   // 13 tokens: a full tile of 8 and a partial one.
   const int64_t n_tokens = 13;
   const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
-  const auto check = [&](std::initializer_list<std::pair<DType, int64_t>> shapes) {
+  const std::vector<float> other_x = RandomFloats(rng, n_tokens * n_cols);
+  // {dtype, rows, reads other_x}
+  const auto check = [&](std::initializer_list<std::tuple<DType, int64_t, bool>> shapes) {
     std::vector<TestMatrix> matrices;
-    for (const auto& [type, n_rows] : shapes) {
+    std::vector<const float*> inputs;
+    for (const auto& [type, n_rows, other] : shapes) {
       matrices.push_back(MakeMatrix(type, n_rows, n_cols, rng));
+      inputs.push_back(other ? other_x.data() : x.data());
     }
     std::vector<std::vector<float>> got(matrices.size()), want(matrices.size());
     std::vector<MatMulJob> jobs;
@@ -310,21 +316,22 @@ TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
       const int64_t n_out = n_tokens * matrices[j].view.n_rows;
       got[j].assign(n_out, -1.0f);
       want[j].assign(n_out, 0.0f);
-      MatMul(matrices[j].view, x.data(), n_tokens, want[j].data(), nullptr);
-      jobs.push_back({matrices[j].view, got[j].data()});
+      MatMul(matrices[j].view, inputs[j], n_tokens, want[j].data(), nullptr);
+      jobs.push_back({matrices[j].view, inputs[j], got[j].data()});
     }
-    MatMuls(x.data(), n_tokens, jobs, &pool);
+    MatMuls(jobs, n_tokens, &pool);
     for (size_t j = 0; j < matrices.size(); ++j) {
       EXPECT_EQ(got[j], want[j]) << tensor::DTypeName(matrices[j].view.type) << " job " << j;
     }
   };
-  // One activation format shared (row counts that split tasks inside and across matrices).
-  check({{DType::kQ8_0, 300}, {DType::kQ8_0, 1}, {DType::kQ4_0, 37}});
-  check({{DType::kQ4_K, 64}, {DType::kQ6_K, 129}, {DType::kQ5_K, 3}});
-  check({{DType::kF16, 40}, {DType::kBF16, 17}, {DType::kF32, 5}});
-  // Formats mixed: each matrix gets its own encoding.
-  check({{DType::kQ8_0, 33}, {DType::kQ4_K, 20}, {DType::kF16, 7}, {DType::kQ8_0, 2}});
-  MatMuls(x.data(), n_tokens, {}, &pool);  // nothing to do is fine
+  // One input and format (row counts that split tasks inside and across matrices).
+  check({{DType::kQ8_0, 300, false}, {DType::kQ8_0, 1, false}, {DType::kQ4_0, 37, false}});
+  check({{DType::kQ4_K, 64, false}, {DType::kQ6_K, 129, false}, {DType::kQ5_K, 3, false}});
+  check({{DType::kF16, 40, false}, {DType::kBF16, 17, false}, {DType::kF32, 5, false}});
+  // Formats and inputs mixed.
+  check({{DType::kQ8_0, 33, false}, {DType::kQ4_K, 20, false}, {DType::kF16, 7, false},
+         {DType::kQ8_0, 2, true}, {DType::kQ4_K, 65, true}, {DType::kQ8_0, 9, false}});
+  MatMuls({}, n_tokens, &pool);  // nothing to do is fine
 }
 
 TEST_P(MatMulTest, ZeroActivationsGiveZero) {

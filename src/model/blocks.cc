@@ -40,17 +40,10 @@ void AddBias(const float* bias, int64_t n_tokens, int64_t n_rows, float* y) {
 
 void Project(const float* x, int64_t n_tokens, std::initializer_list<Projection> projections,
              ThreadPool* pool) {
-  if (n_tokens != 1) {
-    thread_local std::vector<kernels::MatMulJob> matmul_jobs;
-    matmul_jobs.clear();
-    for (const Projection& p : projections) matmul_jobs.push_back({p.w, p.y});
-    kernels::MatMuls(x, n_tokens, matmul_jobs, pool);
-    return;
-  }
-  thread_local std::vector<kernels::MatVecJob> jobs;
+  thread_local std::vector<kernels::MatMulJob> jobs;
   jobs.clear();
   for (const Projection& p : projections) jobs.push_back({p.w, x, p.y});
-  kernels::MatVecs(jobs, pool);
+  kernels::MatMuls(jobs, n_tokens, pool);
 }
 
 void AttendOverCache(const HParams& hp, int layer, const float* q, const float* k,

@@ -195,14 +195,14 @@ void MoeFfn::ForwardOneToken(const HParams& hp, const MoeWeights& w, const float
     jobs_.push_back({ffn(slot).gate, xn, gate_buf_.data() + slot * n_ff});
     jobs_.push_back({ffn(slot).up, xn, up_buf_.data() + slot * n_ff});
   }
-  kernels::MatVecs(jobs_, pool);
+  kernels::MatMuls(jobs_, 1, pool);
   jobs_.clear();
   for (int64_t slot = 0; slot <= top_k; ++slot) {
     float* gate = gate_buf_.data() + slot * n_ff;
     kernels::SwiGlu(gate, up_buf_.data() + slot * n_ff, ffn(slot).gate.n_rows, gate);
     jobs_.push_back({ffn(slot).down, gate, expert_out_.data() + slot * n_embd});
   }
-  kernels::MatVecs(jobs_, pool);
+  kernels::MatMuls(jobs_, 1, pool);
 
   // Summed in increasing expert id, as the batched path does.
   std::fill(out, out + n_embd, 0.0f);

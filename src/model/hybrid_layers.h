@@ -96,7 +96,7 @@ class MoeFfn {
   // parallel pass and every down product in another, the same arithmetic as the batched path.
   void ForwardOneToken(const HParams& hp, const MoeWeights& w, const float* xn, float* out,
                        ThreadPool* pool);
-  std::vector<kernels::MatVecJob> jobs_;
+  std::vector<kernels::MatMulJob> jobs_;
   std::vector<float> router_logits_, gathered_, expert_out_, gate_buf_, up_buf_;
   std::vector<int32_t> chosen_;    // [n_tokens][k]
   std::vector<float> weights_;     // [n_tokens][k]
