@@ -397,6 +397,7 @@ const KernelTable& GenericTable() {
       nullptr,
       nullptr,
       nullptr,
+      nullptr,
   };
   return table;
 }

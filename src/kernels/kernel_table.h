@@ -36,7 +36,8 @@ struct ActBlockQ8 {
   int8_t qs[tensor::kQK];
 };
 
-// One 32-element block of kMaxTileTokens activation rows, interleaved so that a vector of 32
+// One 32-element block of kMaxTileTokens activation rows, the tile layout of the AVX2 table (each
+// table defines its own; KernelTable::q8_tile_bytes sizes it), interleaved so that a vector of 32
 // bytes holds 4 consecutive codes of every token: abs_qs[g][t] = |qs[4g, 4g + 4)| of token t,
 // qs[g][t] the signed codes, d[t] and d_sum[t] as in ActBlockQ8. Tokens past a tile's last are
 // zeros. A kernel then multiplies each 4 weight codes, broadcast, into all tokens at once. abs_qs
@@ -59,9 +60,9 @@ struct ActTileQ8KBlock {
 // out[r * num_tokens + t] = dot(weight row r, activation row t) for r < num_rows and
 // t < num_tokens, where weight row r of n_cols elements starts at w + r * w_stride_bytes and
 // activation row t at act + t * act_stride_bytes. Exceptions: in a table with build_q8_tiles, the
-// 32-element block types read a tile of 2 or more tokens as n_cols / 32 ActTileQ8Blocks at act,
-// and with build_q8k_tiles the K-quants as n_cols / 256 ActTileQ8KBlocks (act_stride_bytes
-// unused). REQUIRES: 1 <= num_tokens <= kMaxTileTokens; n_cols is a multiple of the weight dtype's
+// 32-element block types read a tile of 2 or more tokens as that table's tile of n_cols / 32
+// blocks at act, and with build_q8k_tiles the K-quants as n_cols / 256 ActTileQ8KBlocks
+// (act_stride_bytes unused). REQUIRES: 1 <= num_tokens <= kMaxTileTokens; n_cols is a multiple of the weight dtype's
 // block size.
 using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows,
                            int64_t n_cols, const uint8_t* act, int64_t act_stride_bytes,
@@ -93,14 +94,14 @@ inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim
 }
 
 // Rows of one weight dtype decoded once, then read by many tiles of tokens: decode writes
-// num_rows rows of n_cols, each n_cols / block_elems blocks of block_bytes, at out; tile reads
-// them as its weight rows (w_stride_bytes = one decoded row) against tiles of 2 or more tokens,
-// with the bits of the dtype's own TileDotFn.
+// num_rows rows of n_cols, each row_bytes(n_cols) bytes, at out; tile reads them as its weight
+// rows (w_stride_bytes = one decoded row) against tiles of 2 or more tokens, with the bits of the
+// dtype's own TileDotFn.
 struct RowDecoder {
   void (*decode)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows, int64_t n_cols,
                  uint8_t* out) = nullptr;
   TileDotFn tile = nullptr;
-  int64_t block_bytes = 0;
+  int64_t (*row_bytes)(int64_t n_cols) = nullptr;
 };
 
 struct KernelTable {
@@ -133,10 +134,11 @@ struct KernelTable {
   float (*fma_burn)(int64_t rounds);
   int fma_lanes;
   // Interleaves num_tokens (<= kMaxTileTokens) ActBlockQ8 rows of n_blocks blocks, the first at
-  // rows and the next every row_stride bytes, into n_blocks tile blocks; null in tables whose
-  // kernels read rows only.
+  // rows and the next every row_stride bytes, into one tile of q8_tile_bytes(n_blocks) bytes in
+  // this table's layout; both null in tables whose kernels read rows only.
   void (*build_q8_tiles)(const uint8_t* rows, int64_t row_stride, int num_tokens,
-                         int64_t n_blocks, ActTileQ8Block* out);
+                         int64_t n_blocks, uint8_t* out);
+  int64_t (*q8_tile_bytes)(int64_t n_blocks);
   // The same for tensor::BlockQ8_K rows of n_blocks super-blocks.
   void (*build_q8k_tiles)(const uint8_t* rows, int64_t row_stride, int num_tokens,
                           int64_t n_blocks, ActTileQ8KBlock* out);

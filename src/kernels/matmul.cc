@@ -95,8 +95,9 @@ PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const f
                                       (format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
   if (!tiled) return prepared;
   const int64_t n_blocks = n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
-  prepared.tile_bytes = n_blocks * static_cast<int64_t>(legacy ? sizeof(internal::ActTileQ8Block)
-                                                               : sizeof(internal::ActTileQ8KBlock));
+  prepared.tile_bytes =
+      legacy ? table.q8_tile_bytes(n_blocks)
+             : n_blocks * static_cast<int64_t>(sizeof(internal::ActTileQ8KBlock));
   const int64_t n_tiles = (n_tokens + internal::kMaxTileTokens - 1) / internal::kMaxTileTokens;
   tile_buffer->resize(static_cast<size_t>(n_tiles * prepared.tile_bytes));
   uint8_t* tiles = tile_buffer->data();
@@ -107,8 +108,7 @@ PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const f
       const uint8_t* act = prepared.rows + t0 * prepared.act_stride;
       uint8_t* tile = tiles + i * prepared.tile_bytes;
       if (legacy) {
-        table.build_q8_tiles(act, prepared.act_stride, nt, n_blocks,
-                             reinterpret_cast<internal::ActTileQ8Block*>(tile));
+        table.build_q8_tiles(act, prepared.act_stride, nt, n_blocks, tile);
       } else {
         table.build_q8k_tiles(act, prepared.act_stride, nt, n_blocks,
                               reinterpret_cast<internal::ActTileQ8KBlock*>(tile));
@@ -134,8 +134,7 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
           ? table.row_decoder(w.type)
           : internal::RowDecoder{};
   const bool decode_once = decoder.decode != nullptr;
-  const int64_t decoded_row_bytes =
-      w.n_cols / tensor::Traits(w.type).block_elems * decoder.block_bytes;
+  const int64_t decoded_row_bytes = decode_once ? decoder.row_bytes(w.n_cols) : 0;
   thread_local std::vector<uint8_t> decoded;  // this thread's
   float tile_out[kMaxRowBlock * internal::kMaxTileTokens];
   for (int64_t rb = r0; rb < r1; rb += row_block) {
