@@ -6,6 +6,7 @@
 
 #include "base/check.h"
 #include "kernels/dispatch.h"
+#include "tensor/fp16.h"
 
 namespace ds::kernels::internal {
 namespace {
@@ -34,8 +35,9 @@ ActFormat ActFormatFor(tensor::DType weight_type) {
   switch (weight_type) {
     case DType::kF32:
     case DType::kF16:
-    case DType::kBF16:
       return ActFormat::kF32;
+    case DType::kBF16:
+      return Table().bf16_rounds_activations ? ActFormat::kBf16 : ActFormat::kF32;
     case DType::kQ4_0:
     case DType::kQ4_1:
     case DType::kQ5_0:
@@ -58,6 +60,8 @@ int64_t ActRowBytes(ActFormat format, int64_t n_cols) {
   switch (format) {
     case ActFormat::kF32:
       return n_cols * static_cast<int64_t>(sizeof(float));
+    case ActFormat::kBf16:
+      return n_cols * static_cast<int64_t>(sizeof(uint16_t));
     case ActFormat::kQ8Blocks:
       return n_cols / tensor::kQK * static_cast<int64_t>(sizeof(ActBlockQ8));
     case ActFormat::kQ8KBlocks:
@@ -89,7 +93,10 @@ void QuantizeRowQ8KPortable(const float* x, int64_t n_cols, tensor::BlockQ8_K* o
 
 void QuantizeActRow(ActFormat format, const float* x, int64_t n_cols, uint8_t* dst) {
   DS_CHECK(format != ActFormat::kF32);
-  if (format == ActFormat::kQ8Blocks) {
+  if (format == ActFormat::kBf16) {
+    auto* out = reinterpret_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < n_cols; ++i) out[i] = tensor::Fp32ToBf16(x[i]);
+  } else if (format == ActFormat::kQ8Blocks) {
     DS_CHECK(n_cols % tensor::kQK == 0);
     Table().quantize_q8(x, n_cols, reinterpret_cast<ActBlockQ8*>(dst));
   } else {
@@ -101,6 +108,9 @@ void QuantizeActRow(ActFormat format, const float* x, int64_t n_cols, uint8_t* d
 void DequantizeActRow(ActFormat format, const uint8_t* src, int64_t n_cols, float* x) {
   if (format == ActFormat::kF32) {
     std::memcpy(x, src, static_cast<size_t>(n_cols) * sizeof(float));
+  } else if (format == ActFormat::kBf16) {
+    const auto* values = reinterpret_cast<const uint16_t*>(src);
+    for (int64_t i = 0; i < n_cols; ++i) x[i] = tensor::Bf16ToFp32(values[i]);
   } else if (format == ActFormat::kQ8Blocks) {
     const auto* blocks = reinterpret_cast<const ActBlockQ8*>(src);
     for (int64_t i = 0; i < n_cols; ++i) {

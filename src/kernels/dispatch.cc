@@ -23,6 +23,8 @@ const KernelTable& TableFor(Isa isa) {
       return avx2::GetTable();
     case Isa::kAvx512:
       return avx512::GetTable();
+    case Isa::kAvx512Bf16:
+      return avx512_bf16::GetTable();
 #endif
 #if defined(DS_KERNELS_ARM)
     case Isa::kNeon:
@@ -55,8 +57,8 @@ Isa InitialIsa() {
 }
 
 // Ordered from least to most capable.
-constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon,
-                            Isa::kNeonDotprod};
+constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2,        Isa::kAvx512,
+                            Isa::kAvx512Bf16, Isa::kNeon, Isa::kNeonDotprod};
 
 std::atomic<const KernelTable*> g_table{nullptr};
 std::atomic<Isa> g_isa{Isa::kScalar};
@@ -69,6 +71,8 @@ std::string_view IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kAvx512Bf16:
+      return "avx512_bf16";
     case Isa::kNeon:
       return "neon";
     case Isa::kNeonDotprod:
@@ -98,6 +102,8 @@ bool CpuSupports(Isa isa) {
       return CpuSupports(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512vnni");
+    case Isa::kAvx512Bf16:
+      return CpuSupports(Isa::kAvx512) && __builtin_cpu_supports("avx512bf16");
 #endif
 #if defined(DS_KERNELS_ARM)
     case Isa::kNeon:

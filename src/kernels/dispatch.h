@@ -18,6 +18,7 @@ enum class Isa {
   kScalar,       // portable C++ (GenericTable)
   kAvx2,         // AVX2 + FMA + F16C
   kAvx512,       // AVX-512 F/BW/VL/VNNI
+  kAvx512Bf16,   // those and AVX512_BF16
   kNeon,         // AArch64 Advanced SIMD, which every AArch64 CPU has
   kNeonDotprod,  // NEON with the ARMv8.2 dot-product instructions (SDOT)
 };

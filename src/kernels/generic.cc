@@ -371,6 +371,7 @@ const KernelTable& GenericTable() {
       EachRow<RowDotF32>,
       EachRow<RowDotF16>,
       EachRow<RowDotBF16>,
+      false,
       EachRow<LegacyRowDot<tensor::BlockQ4_0, DecodeQ4_0>>,
       EachRow<LegacyRowDot<tensor::BlockQ4_1, DecodeQ4_1>>,
       EachRow<LegacyRowDot<tensor::BlockQ5_0, DecodeQ5_0>>,

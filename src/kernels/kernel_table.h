@@ -24,6 +24,7 @@ inline constexpr int kMaxTileTokens = 8;
 // How activations are handed to a weight dtype's row kernel.
 enum class ActFormat {
   kF32,        // the caller's float rows (F32, F16, BF16 weights)
+  kBf16,       // rounded to bf16, to nearest even (BF16 weights in a table that multiplies bf16)
   kQ8Blocks,   // ActBlockQ8 per 32 elements (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 weights)
   kQ8KBlocks,  // tensor::BlockQ8_K per 256 elements (the K-quants)
 };
@@ -107,6 +108,9 @@ struct RowDecoder {
 struct KernelTable {
   const char* name;
   TileDotFn f32, f16, bf16;
+  // Whether bf16 reads ActFormat::kBf16 activation rows (and multiplies bf16 pairs, AVX512_BF16)
+  // instead of the caller's f32 rows.
+  bool bf16_rounds_activations;
   TileDotFn q4_0, q4_1, q5_0, q5_1, q8_0;
   TileDotFn q2_k, q3_k, q4_k, q5_k, q6_k;
   // Activation encoders (act_quant.h): n_cols floats into n_cols / 32 or n_cols / 256 blocks.
@@ -170,6 +174,9 @@ const KernelTable& GetTable();
 namespace avx512 {
 const KernelTable& GetTable();
 }  // namespace avx512
+namespace avx512_bf16 {
+const KernelTable& GetTable();
+}  // namespace avx512_bf16
 #endif
 #if defined(DS_KERNELS_ARM)
 namespace neon {
