@@ -120,52 +120,68 @@ TEST_P(AttentionTest, ATokenAloneMatchesItsBatchBitForBit) {
 }
 
 // Q8_0 KV rows give exactly the f32 result over their dequantised values (and so stay within the
-// reference's tolerance), also for a token attended alone.
+// reference's tolerance), also for the last token attended alone.
+void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_tokens,
+                                               int64_t first_pos, int64_t n_heads,
+                                               int64_t n_kv_heads) {
+  SCOPED_TRACE(testing::Message() << "tokens " << n_tokens << " heads " << n_heads
+                                  << " kv heads " << n_kv_heads);
+  const int64_t head_dim = 64;
+  AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
+  const int64_t row = n_kv_heads * head_dim, n_rows = first_pos + n_tokens;
+  const int64_t row_bytes = tensor::RowBytes(tensor::DType::kQ8_0, row);
+  std::vector<uint8_t> k8(n_rows * row_bytes), v8(n_rows * row_bytes);
+  StoreKvRows(c.k.data(), n_rows, row, tensor::DType::kQ8_0, k8.data());
+  StoreKvRows(c.v.data(), n_rows, row, tensor::DType::kQ8_0, v8.data());
+  std::vector<float> k_deq(c.k.size()), v_deq(c.v.size());
+  for (int64_t r = 0; r < n_rows; ++r) {
+    tensor::DequantizeRow(tensor::DType::kQ8_0, k8.data() + r * row_bytes,
+                          k_deq.data() + r * row, row);
+    tensor::DequantizeRow(tensor::DType::kQ8_0, v8.data() + r * row_bytes,
+                          v_deq.data() + r * row, row);
+  }
+  ThreadPool pool(2);
+  std::vector<float> quantised(c.q.size()), dequantised(c.q.size()), want(c.q.size());
+  AttentionArgs q8 = c.args;
+  q8.k_cache = k8.data();
+  q8.v_cache = v8.data();
+  q8.kv_dtype = tensor::DType::kQ8_0;
+  q8.out = quantised.data();
+  Attention(q8, &pool);
+  AttentionArgs f32 = c.args;
+  f32.k_cache = k_deq.data();
+  f32.v_cache = v_deq.data();
+  f32.out = dequantised.data();
+  Attention(f32, &pool);
+  EXPECT_EQ(quantised, dequantised);
+  q8.out = want.data();
+  ref::Attention(q8);
+  EXPECT_LT(RelativeError(quantised.data(), want.data(), want.size()), 1e-5);
+
+  const int64_t last = n_tokens - 1;
+  AttentionArgs one = q8;
+  one.q = c.q.data() + last * n_heads * head_dim;
+  one.n_tokens = 1;
+  one.first_pos = first_pos + last;
+  std::vector<float> alone(n_heads * head_dim);
+  one.out = alone.data();
+  Attention(one, &pool);
+  EXPECT_EQ(0, std::memcmp(alone.data(), quantised.data() + last * n_heads * head_dim,
+                           alone.size() * sizeof(float)));
+}
+
 TEST_P(AttentionTest, Q8KvEqualsF32AttentionOverTheDequantisedRows) {
   std::mt19937 rng(15);
   for (int64_t n_kv_heads : {1, 2}) {
-    const int64_t n_tokens = 9, first_pos = 100, head_dim = 64, n_heads = 4;
-    AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
-    const int64_t row = n_kv_heads * head_dim, n_rows = first_pos + n_tokens;
-    const int64_t row_bytes = tensor::RowBytes(tensor::DType::kQ8_0, row);
-    std::vector<uint8_t> k8(n_rows * row_bytes), v8(n_rows * row_bytes);
-    StoreKvRows(c.k.data(), n_rows, row, tensor::DType::kQ8_0, k8.data());
-    StoreKvRows(c.v.data(), n_rows, row, tensor::DType::kQ8_0, v8.data());
-    std::vector<float> k_deq(c.k.size()), v_deq(c.v.size());
-    for (int64_t r = 0; r < n_rows; ++r) {
-      tensor::DequantizeRow(tensor::DType::kQ8_0, k8.data() + r * row_bytes,
-                            k_deq.data() + r * row, row);
-      tensor::DequantizeRow(tensor::DType::kQ8_0, v8.data() + r * row_bytes,
-                            v_deq.data() + r * row, row);
-    }
-    ThreadPool pool(2);
-    std::vector<float> quantised(c.q.size()), dequantised(c.q.size()), want(c.q.size());
-    AttentionArgs q8 = c.args;
-    q8.k_cache = k8.data();
-    q8.v_cache = v8.data();
-    q8.kv_dtype = tensor::DType::kQ8_0;
-    q8.out = quantised.data();
-    Attention(q8, &pool);
-    AttentionArgs f32 = c.args;
-    f32.k_cache = k_deq.data();
-    f32.v_cache = v_deq.data();
-    f32.out = dequantised.data();
-    Attention(f32, &pool);
-    EXPECT_EQ(quantised, dequantised) << "kv heads " << n_kv_heads;
-    q8.out = want.data();
-    ref::Attention(q8);
-    EXPECT_LT(RelativeError(quantised.data(), want.data(), want.size()), 1e-5);
-
-    AttentionArgs one = q8;
-    one.q = c.q.data() + 5 * n_heads * head_dim;
-    one.n_tokens = 1;
-    one.first_pos = first_pos + 5;
-    std::vector<float> alone(n_heads * head_dim);
-    one.out = alone.data();
-    Attention(one, &pool);
-    EXPECT_EQ(0, std::memcmp(alone.data(), quantised.data() + 5 * n_heads * head_dim,
-                             alone.size() * sizeof(float)));
+    ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 9, 100, 4, n_kv_heads);
   }
+  // Tiles of exactly the queries one group reads together: of tokens, heads or both.
+  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 2, 40, 4, 2);
+  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 4, 40, 2, 2);
+  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 2, 40, 2, 2);
+  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 4, 40, 1, 1);
+  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 2, 40, 1, 1);
+  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 1, 40, 4, 1);
 }
 
 DS_INSTANTIATE_FOR_EACH_ISA(AttentionTest);
