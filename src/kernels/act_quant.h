@@ -2,8 +2,8 @@
 // per call. Quantised weight types take int8 activations (ActBlockQ8 for 32-element blocks,
 // tensor::BlockQ8_K for 256-element super-blocks) so their row kernels run integer dot products;
 // this is what bounds their error relative to the f32 reference (about 1e-2 of the result's norm,
-// see matmul_test.cc). The float weight types read the caller's rows unchanged, but for BF16 weights
-// in a table that multiplies bf16 pairs, which reads them rounded to bf16.
+// see matmul_test.cc). The float weight types read the caller's rows unchanged, but for BF16
+// weights in a table that multiplies bf16 pairs, which reads them rounded to bf16.
 // Thread safety: pure functions.
 #pragma once
 

@@ -63,8 +63,8 @@ struct ActTileQ8KBlock {
 // activation row t at act + t * act_stride_bytes. Exceptions: in a table with build_q8_tiles, the
 // 32-element block types read a tile of 2 or more tokens as that table's tile of n_cols / 32
 // blocks at act, and with build_q8k_tiles the K-quants as n_cols / 256 ActTileQ8KBlocks
-// (act_stride_bytes unused). REQUIRES: 1 <= num_tokens <= kMaxTileTokens; n_cols is a multiple of the weight dtype's
-// block size.
+// (act_stride_bytes unused). REQUIRES: 1 <= num_tokens <= kMaxTileTokens; n_cols is a multiple
+// of the weight dtype's block size.
 using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows,
                            int64_t n_cols, const uint8_t* act, int64_t act_stride_bytes,
                            int num_tokens, float* out);
