@@ -101,7 +101,7 @@ bool CpuSupports(Isa isa) {
     case Isa::kAvx512:
       return CpuSupports(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512vnni");
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
     case Isa::kAvx512Bf16:
       return CpuSupports(Isa::kAvx512) && __builtin_cpu_supports("avx512bf16");
 #endif

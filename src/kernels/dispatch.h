@@ -17,7 +17,7 @@ namespace ds::kernels::internal {
 enum class Isa {
   kScalar,       // portable C++ (GenericTable)
   kAvx2,         // AVX2 + FMA + F16C
-  kAvx512,       // AVX-512 F/BW/VL/VNNI
+  kAvx512,       // AVX-512 F/BW/VL/DQ/VNNI
   kAvx512Bf16,   // those and AVX512_BF16
   kNeon,         // AArch64 Advanced SIMD, which every AArch64 CPU has
   kNeonDotprod,  // NEON with the ARMv8.2 dot-product instructions (SDOT)
