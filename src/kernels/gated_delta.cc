@@ -94,8 +94,8 @@ struct RecurrentToken {
   float* o;  // [dv]
 };
 
-// Columns [x0, x0 + kTileCols) of m in registers, a Vec of them; four partial sums over the rows
-// break the FMA latency chain.
+// Columns [x0, x0 + the Vec's lanes) of m in registers; four partial sums over the rows break the
+// FMA latency chain.
 template <class Vec>
 [[gnu::always_inline]] inline void RecurrentTile(const RecurrentToken& tok, int64_t dk, int64_t dv,
                                                  int64_t x0, float* m) {
