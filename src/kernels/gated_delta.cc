@@ -15,8 +15,12 @@ namespace {
 // each clone.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define DS_ISA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define DS_BELOW_V4_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define DS_HAS_V4_TARGET 1
 #else
 #define DS_ISA_CLONES
+#define DS_BELOW_V4_CLONES
+#define DS_HAS_V4_TARGET 0
 #endif
 
 [[gnu::always_inline]] inline float Silu(float x) { return x / (1.0f + std::exp(-x)); }
@@ -62,7 +66,7 @@ void ConvBlock(const float* x, int64_t n_tokens, int64_t channels, const float* 
 // otherwise vectorises along the reduction over the state's rows, or keeps the accumulators in
 // memory. Each clone lowers a Vec8 to one ymm or two xmm registers. Tiles of 16 columns (64-byte
 // vectors) were 3-4x slower (512 tokens: 18.1-22.1 ms against 6.9; one token: 44 against 11 us
-// on 2 threads): GCC 12 moved them through the stack in the AVX2 clone. The AVX-512 clone, with 32
+// on 2 threads): GCC 12 moved them through the stack in the AVX2 clone. AVX-512, with 32
 // registers of 64 bytes, takes them (RecurrentHead).
 typedef float Vec8 __attribute__((vector_size(32)));
 typedef float Vec16 __attribute__((vector_size(64)));
@@ -170,17 +174,26 @@ template <class Vec>
   }
 }
 
-// The x86-64-v4 clone, the one a CPU of that level runs, takes 16 columns, one register there
-// (512 tokens of a bench-model layer on 2 threads, medians of three interleaved pairs: 2.98-3.28
-// -> 2.48-2.58 ms; one token 0-15% less); every other clone keeps 8 (see Vec8). A column's
-// arithmetic is the same in either tile.
-DS_ISA_CLONES
-void RecurrentHead(const GatedDeltaArgs& a, int64_t h) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  static const bool wide = __builtin_cpu_supports("x86-64-v4");
-  if (wide) return RecurrentTokens<Vec16>(a, h);
+// A CPU of level x86-64-v4 takes tiles of 16 columns, one register there (512 tokens of a
+// bench-model layer on 2 threads, medians of three interleaved pairs: 2.98-3.28 -> 2.48-2.58 ms;
+// one token 0-15% less); the others keep 8 (see Vec8). A column's arithmetic is the same in
+// either tile.
+#if DS_HAS_V4_TARGET
+__attribute__((target("arch=x86-64-v4"))) void RecurrentHeadWide(const GatedDeltaArgs& a,
+                                                                  int64_t h) {
+  RecurrentTokens<Vec16>(a, h);
+}
 #endif
-  RecurrentTokens<Vec8>(a, h);
+
+DS_BELOW_V4_CLONES
+void RecurrentHeadNarrow(const GatedDeltaArgs& a, int64_t h) { RecurrentTokens<Vec8>(a, h); }
+
+void RecurrentHead(const GatedDeltaArgs& a, int64_t h) {
+#if DS_HAS_V4_TARGET
+  static const bool wide = __builtin_cpu_supports("x86-64-v4");
+  if (wide) return RecurrentHeadWide(a, h);
+#endif
+  RecurrentHeadNarrow(a, h);
 }
 
 }  // namespace
