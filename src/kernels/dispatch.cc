@@ -57,7 +57,7 @@ Isa InitialIsa() {
 }
 
 // Ordered from least to most capable.
-constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2,        Isa::kAvx512,
+constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512,
                             Isa::kAvx512Bf16, Isa::kNeon, Isa::kNeonDotprod};
 
 std::atomic<const KernelTable*> g_table{nullptr};
