@@ -79,23 +79,24 @@ void BM_MatMul(benchmark::State& state, tensor::DType type) {
 
 // One attention layer of the bench model (8 query heads, 2 KV heads, head_dim 128) for n_tokens
 // new tokens (1: a decode step; more: a chunk of a prompt) after state.range(0) cached positions,
-// over a cache of kv_dtype rows.
+// over a cache of kv_dtype rows. Iterations take the bench model's six attention layers in turn,
+// each with a cache of its own, so that a deep cache is read from memory as in a decode step and
+// not from a last-level cache that one layer's rows would fit in.
 void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tokens) {
-  constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128;
+  constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128, kLayers = 6;
   const int64_t depth = state.range(0);
   const int64_t n_pos = depth + n_tokens;
   const int64_t row_floats = kKvHeads * kHeadDim;
   const std::vector<float> rows = RandomActivations(n_pos * row_floats);
   const int64_t row_bytes = tensor::RowBytes(kv_dtype, row_floats);
-  std::vector<uint8_t> k_cache(static_cast<size_t>(n_pos * row_bytes));
-  StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, k_cache.data());
-  const std::vector<uint8_t> v_cache = k_cache;
+  std::vector<uint8_t> layer_cache(static_cast<size_t>(n_pos * row_bytes));
+  StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, layer_cache.data());
+  // [kLayers][K, V]
+  const std::vector<std::vector<uint8_t>> caches(2 * kLayers, layer_cache);
   const std::vector<float> q = RandomActivations(n_tokens * kHeads * kHeadDim);
   std::vector<float> out(n_tokens * kHeads * kHeadDim);
   AttentionArgs args;
   args.q = q.data();
-  args.k_cache = k_cache.data();
-  args.v_cache = v_cache.data();
   args.kv_dtype = kv_dtype;
   args.n_tokens = n_tokens;
   args.n_heads = kHeads;
@@ -105,7 +106,11 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   args.scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
   args.out = out.data();
   ThreadPool pool(g_threads);
+  int64_t layer = 0;
   for (auto _ : state) {
+    args.k_cache = caches[2 * layer].data();
+    args.v_cache = caches[2 * layer + 1].data();
+    layer = (layer + 1) % kLayers;
     Attention(args, &pool);
     benchmark::DoNotOptimize(out.data());
   }
