@@ -86,12 +86,11 @@ inline constexpr int64_t kAttentionPositionBlock = 16;
 // block.
 inline constexpr int64_t kAttentionQueryTile = 32;
 
-// Per query: its accumulator, running maximum and denominator; then one block of scores, a row
-// of zeros (the stand-in for positions past the end of a group of eight) and one block of K and
-// of V rows dequantised to f32 (for quantised KV).
+// Per query: its accumulator, running maximum and denominator; then one block of K and of V rows
+// dequantised to f32 (the SIMD tables', for quantised KV), which is more than the portable
+// table's block of scores and one dequantised row.
 inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim) {
-  return n_queries * (head_dim + 2) + kAttentionPositionBlock + head_dim +
-         2 * kAttentionPositionBlock * head_dim;
+  return n_queries * (head_dim + 2) + 2 * kAttentionPositionBlock * head_dim;
 }
 
 // Rows of one weight dtype decoded once, then read by many tiles of tokens: decode writes
