@@ -76,13 +76,11 @@ using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num
 using AttendFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h0,
                           int64_t h1, float* scratch);
 
-// Positions scored per step of the online softmax, whose steps (a block's maximum, rescale and
-// weights, and the loads and stores of the accumulators around it) are paid per block. With
-// decode reading Q8_0 rows in place, blocks of 64 beat 16 on the bench model's shape (Zen 4, 2
-// threads, minimum of 300 calls): a decode step at depth 8192 322-331 against 361-411 us, 64
-// prompt tokens at depth 4096 8.0-8.4 against 8.1-10.8 ms; 32 was between, 128 no better. The
-// dequantised block of a prompt's tile (64 KV rows of K and of V) then sits in L2.
-inline constexpr int64_t kAttentionPositionBlock = 64;
+// Positions scored per step of the online softmax. Small enough that a block of K and of V rows
+// (dequantised, for Q8_0 KV) stays in L1 while every query of the tile reads it: on the bench
+// model's shape one decode step at depth 32k took 9.6 ms per layer on one thread with blocks of
+// 64 positions, 7.5 ms with 16.
+inline constexpr int64_t kAttentionPositionBlock = 16;
 // Queries (tokens x heads of a GQA group) attended together, so each block of K and V rows is
 // read once for all of them: a tile's accumulators (32 x head_dim floats) stay in L1/L2 with the
 // block.
