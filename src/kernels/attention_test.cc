@@ -97,7 +97,7 @@ TEST_P(AttentionTest, IndependentOfThreadCount) {
 // as inside a batch of tokens, for every GQA shape and across block boundaries.
 TEST_P(AttentionTest, ATokenAloneMatchesItsBatchBitForBit) {
   std::mt19937 rng(14);
-  for (int64_t n_kv_heads : {1, 2, 8}) {
+  for (int64_t n_kv_heads : {1, 2, 4, 8}) {
     const int64_t n_tokens = 70, head_dim = 40, n_heads = 8;
     AttentionCase c = MakeCase(rng, n_tokens, 30, head_dim, n_heads, n_kv_heads);
     std::vector<float> batch(c.q.size());
@@ -182,6 +182,9 @@ TEST_P(AttentionTest, Q8KvEqualsF32AttentionOverTheDequantisedRows) {
   ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 4, 40, 1, 1);
   ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 2, 40, 1, 1);
   ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 1, 40, 4, 1);
+  // Two query heads per KV head: a decode step of one pair, and a pair beside a single query.
+  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 1, 40, 4, 2);
+  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 3, 40, 2, 2);
 }
 
 DS_INSTANTIATE_FOR_EACH_ISA(AttentionTest);
