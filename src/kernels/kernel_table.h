@@ -163,6 +163,12 @@ struct KvHeadRows {
 // The rows of the KV head whose slice starts at element kv_offset of each cache row.
 KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_offset);
 
+// This thread's scratch for a kernel's per-call tables: at least `bytes` bytes, 64-byte aligned,
+// kept between calls (a warm decode step allocates nothing) and valid until the thread's next
+// call. Defined in baseline code, so that the ISA tables' translation units hold no containers
+// (see x86/table_unit.inc).
+void* KernelScratch(int64_t bytes);
+
 // The tables. generic is portable C++; the x86 ones exist only in x86 builds and the NEON ones
 // only in AArch64 builds, and each may be called only when the CPU supports it.
 const KernelTable& GenericTable();

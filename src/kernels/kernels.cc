@@ -165,6 +165,16 @@ KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_off
           tensor::RowBytes(args.kv_dtype, row_floats)};
 }
 
+void* KernelScratch(int64_t bytes) {
+  struct alignas(64) Line {
+    unsigned char bytes[64];
+  };
+  thread_local std::vector<Line> lines;
+  const auto n = static_cast<size_t>((bytes + 63) / 64);
+  if (lines.size() < n) lines.resize(n);
+  return lines.data();
+}
+
 }  // namespace internal
 
 }  // namespace ds::kernels
