@@ -300,6 +300,10 @@ void SwiGluF32(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void SiluF32(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
 void SoftmaxF32(float* x, int64_t n) {
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
@@ -386,6 +390,7 @@ const KernelTable& GenericTable() {
       QuantizeRowQ8KPortable,
       RmsNormF32,
       SwiGluF32,
+      SiluF32,
       SoftmaxF32,
       DotF32,
       AxpyF32,

@@ -101,6 +101,8 @@ void SwiGlu(const float* gate, const float* up, int64_t n, float* out) {
   internal::Table().swiglu(gate, up, n, out);
 }
 
+void Silu(float* x, int64_t n) { internal::Table().silu(x, n); }
+
 void Softmax(float* x, int64_t n) {
   DS_CHECK(n > 0);
   internal::Table().softmax(x, n);

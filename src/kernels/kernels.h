@@ -86,6 +86,8 @@ void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::
 
 // out = silu(gate) * up, elementwise. out may alias either input.
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
+// x = x / (1 + e^-x), in place.
+void Silu(float* x, int64_t n);
 // In place, numerically stable.
 void Softmax(float* x, int64_t n);
 // Indices of the k largest values, largest first (ties: lower index first). REQUIRES: k <= n.
