@@ -296,12 +296,14 @@ void RmsNormF32(const float* x, const float* weight, int64_t n, float eps, float
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * (weight != nullptr ? weight[i] : 1.0f);
 }
 
+float SiluOf(float x) { return x / (1.0f + std::exp(-x)); }
+
 void SwiGluF32(const float* gate, const float* up, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+  for (int64_t i = 0; i < n; ++i) out[i] = SiluOf(gate[i]) * up[i];
 }
 
 void SiluF32(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+  for (int64_t i = 0; i < n; ++i) x[i] = SiluOf(x[i]);
 }
 
 void SoftmaxF32(float* x, int64_t n) {
