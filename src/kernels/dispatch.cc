@@ -1,5 +1,12 @@
 #include "kernels/dispatch.h"
 
+#if defined(DS_KERNELS_X86)
+#include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#endif
 #if defined(DS_KERNELS_ARM) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -16,6 +23,37 @@ namespace ds::kernels {
 namespace internal {
 namespace {
 
+#if defined(DS_KERNELS_X86)
+const KernelTable& AmxTable() {
+  static const KernelTable table = [] {
+    KernelTable t = avx512_bf16::GetTable();
+    t.name = "avx512_amx";
+    t.wide_q8 = amx::WidePathFor;
+    return t;
+  }();
+  return table;
+}
+
+// Whether the CPU has AMX-TILE and AMX-INT8 and Linux lets this process use the tile data, which
+// it keeps off until asked (arch_prctl ARCH_REQ_XCOMP_PERM); asked once, for every thread.
+bool AmxUsable() {
+  static const bool usable = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    constexpr unsigned kAmxTile = 1u << 24, kAmxInt8 = 1u << 25;
+    if ((edx & kAmxTile) == 0 || (edx & kAmxInt8) == 0) return false;
+#if defined(__linux__)
+    constexpr int kArchReqXcompPerm = 0x1023;
+    constexpr int kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return usable;
+}
+#endif
+
 const KernelTable& TableFor(Isa isa) {
   switch (isa) {
 #if defined(DS_KERNELS_X86)
@@ -25,6 +63,8 @@ const KernelTable& TableFor(Isa isa) {
       return avx512::GetTable();
     case Isa::kAvx512Bf16:
       return avx512_bf16::GetTable();
+    case Isa::kAvx512Amx:
+      return AmxTable();
 #endif
 #if defined(DS_KERNELS_ARM)
     case Isa::kNeon:
@@ -57,8 +97,8 @@ Isa InitialIsa() {
 }
 
 // Ordered from least to most capable.
-constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512,
-                            Isa::kAvx512Bf16, Isa::kNeon, Isa::kNeonDotprod};
+constexpr Isa kAllIsas[] = {Isa::kScalar,     Isa::kAvx2, Isa::kAvx512,     Isa::kAvx512Bf16,
+                            Isa::kAvx512Amx, Isa::kNeon, Isa::kNeonDotprod};
 
 std::atomic<const KernelTable*> g_table{nullptr};
 std::atomic<Isa> g_isa{Isa::kScalar};
@@ -73,6 +113,8 @@ std::string_view IsaName(Isa isa) {
       return "avx512";
     case Isa::kAvx512Bf16:
       return "avx512_bf16";
+    case Isa::kAvx512Amx:
+      return "avx512_amx";
     case Isa::kNeon:
       return "neon";
     case Isa::kNeonDotprod:
@@ -104,6 +146,8 @@ bool CpuSupports(Isa isa) {
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
     case Isa::kAvx512Bf16:
       return CpuSupports(Isa::kAvx512) && __builtin_cpu_supports("avx512bf16");
+    case Isa::kAvx512Amx:
+      return CpuSupports(Isa::kAvx512Bf16) && AmxUsable();
 #endif
 #if defined(DS_KERNELS_ARM)
     case Isa::kNeon:

@@ -1,6 +1,6 @@
 // Internal to the kernels library (and its tests): which instruction set the kernels use. The
 // choice is made once, on first use, from the CPU's features (cpuid, or the kernel's hwcaps on
-// AArch64) and the DS_KERNELS_ISA environment variable (scalar|avx2|avx512|neon|neon_dotprod; an
+// AArch64) and the DS_KERNELS_ISA environment variable (scalar|avx2|avx512|avx512_bf16|avx512_amx|neon|neon_dotprod; an
 // unsupported or unknown value is ignored with a warning). Tests call SetIsa to run every kernel
 // under each path the CPU supports.
 // Thread safety: Table() may be called from any thread; SetIsa must not race with running kernels.
@@ -19,6 +19,7 @@ enum class Isa {
   kAvx2,         // AVX2 + FMA + F16C
   kAvx512,       // AVX-512 F/BW/VL/DQ/VNNI
   kAvx512Bf16,   // those and AVX512_BF16
+  kAvx512Amx,    // those and AMX-INT8 tiles, once the OS grants them to the process
   kNeon,         // AArch64 Advanced SIMD, which every AArch64 CPU has
   kNeonDotprod,  // NEON with the ARMv8.2 dot-product instructions (SDOT)
 };

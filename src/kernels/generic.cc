@@ -406,6 +406,7 @@ const KernelTable& GenericTable() {
       nullptr,
       nullptr,
       nullptr,
+      nullptr,
   };
   return table;
 }

@@ -20,6 +20,8 @@
 namespace ds::kernels::internal {
 
 inline constexpr int kMaxTileTokens = 8;
+// Tokens per tile of a table's wide path (WideQ8Path), which multiplies whole matrix tiles.
+inline constexpr int kMaxWideTileTokens = 16;
 
 // How activations are handed to a weight dtype's row kernel.
 enum class ActFormat {
@@ -104,6 +106,23 @@ struct RowDecoder {
   int64_t (*row_bytes)(int64_t n_cols) = nullptr;
 };
 
+// Rows a wide path's decoder lays out together: it writes num_rows rounded up to a multiple.
+inline constexpr int64_t kDecodedRowGroup = 16;
+
+// A table's path for prompts through matrix-tile instructions (AMX), for the 32-element block
+// weights it serves. Weights are decoded once per row block (decode and row_bytes as in
+// RowDecoder, rows in groups of kDecodedRowGroup); tile then computes, for t < num_tokens
+// (2..kMaxWideTileTokens) and r < num_rows, y[t * y_stride + r] = dot(decoded row r, ActBlockQ8
+// row t at act + t * act_stride), each with the bits of the dtype's one-token kernel.
+struct WideQ8Path {
+  void (*decode)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows, int64_t n_cols,
+                 uint8_t* out) = nullptr;
+  int64_t (*row_bytes)(int64_t n_cols) = nullptr;
+  void (*tile)(const uint8_t* decoded, int64_t decoded_row_bytes, int64_t num_rows,
+               int64_t n_cols, const uint8_t* act, int64_t act_stride, int num_tokens, float* y,
+               int64_t y_stride) = nullptr;
+};
+
 struct KernelTable {
   const char* name;
   TileDotFn f32, f16, bf16;
@@ -149,6 +168,8 @@ struct KernelTable {
   // Null, or how this table decodes rows of a weight dtype once for all the tiles of tokens
   // that read them (a RowDecoder with a null decode for dtypes it decodes as it reads).
   RowDecoder (*row_decoder)(tensor::DType type);
+  // Null, or the wide path for a weight dtype (all null for dtypes it does not serve).
+  WideQ8Path (*wide_q8)(tensor::DType type);
 };
 
 inline constexpr int kFmaBurnChains = 10;
@@ -183,6 +204,11 @@ const KernelTable& GetTable();
 namespace avx512_bf16 {
 const KernelTable& GetTable();
 }  // namespace avx512_bf16
+// The avx512_bf16 table's wide path (x86/amx.cc); callable only once the OS has granted the
+// process AMX tile data (dispatch.cc asks).
+namespace amx {
+WideQ8Path WidePathFor(tensor::DType type);
+}  // namespace amx
 #endif
 #if defined(DS_KERNELS_ARM)
 namespace neon {

@@ -1,7 +1,8 @@
 // MatVec / MatMul drivers: prepare the activations once per call, then split weight rows across
 // the pool. Each task walks its rows in blocks small enough to stay in cache and, for every tile
-// of up to kMaxTileTokens tokens, runs the tile kernel over the block, so a weight row is read
-// from memory once per call and reused for every token tile from L2.
+// of up to kMaxTileTokens tokens (kMaxWideTileTokens on a table's wide path), runs the tile kernel
+// over the block, so a weight row is read from memory once per call and reused for every token
+// tile from L2.
 
 #include <algorithm>
 #include <vector>
@@ -60,17 +61,25 @@ constexpr int64_t kRowBlockBytes = 64 * 1024;
 // Rows of one block at most, which bounds the tile's output buffer on the stack.
 constexpr int64_t kMaxRowBlock = 256;
 
+// The table's wide path for a matrix of `type` against n_tokens tokens, or all nulls.
+internal::WideQ8Path WidePathFor(const internal::KernelTable& table, tensor::DType type,
+                                 int64_t n_tokens) {
+  if (n_tokens <= internal::kMaxTileTokens || table.wide_q8 == nullptr) return {};
+  return table.wide_q8(type);
+}
+
 // Activations in the form a weight dtype's kernel reads, built once for every matrix of a call.
 struct PreparedActivations {
   const uint8_t* rows = nullptr;   // n_tokens rows of act_stride bytes
   int64_t act_stride = 0;
   const uint8_t* tiles = nullptr;  // interleaved tiles of kMaxTileTokens tokens, or null
   int64_t tile_bytes = 0;
+  bool wide = false;  // the rows feed the table's wide path, which reads them as they are
 };
 
-// Encodes x[n_tokens][n_cols] for `format` into the two buffers (grown as needed, kept by the
-// caller across calls).
-PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const float* x,
+// Encodes x[n_tokens][n_cols] for `format` (and, unless for the wide path, as tiles) into the two
+// buffers (grown as needed, kept by the caller across calls).
+PreparedActivations PrepareActivations(ActFormat format, bool wide, int64_t n_cols, const float* x,
                                        int64_t n_tokens, ThreadPool* pool,
                                        std::vector<uint8_t>* act_buffer,
                                        std::vector<uint8_t>* tile_buffer) {
@@ -89,9 +98,10 @@ PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const f
         });
     prepared.rows = dst;
   }
+  prepared.wide = wide;
   const internal::KernelTable& table = internal::Table();
   const bool legacy = format == ActFormat::kQ8Blocks;
-  const bool tiled = n_tokens > 1 && ((legacy && table.build_q8_tiles) ||
+  const bool tiled = !wide && n_tokens > 1 && ((legacy && table.build_q8_tiles) ||
                                       (format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
   if (!tiled) return prepared;
   const int64_t n_blocks = n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
@@ -119,14 +129,47 @@ PreparedActivations PrepareActivations(ActFormat format, int64_t n_cols, const f
   return prepared;
 }
 
+// MatMulRows on the table's wide path: each block of rows decoded once, then multiplied by every
+// tile of kMaxWideTileTokens tokens, which write y in place.
+void WideRows(const internal::KernelTable& table, const internal::WideQ8Path& path,
+              const MatrixView& w, const PreparedActivations& act, int64_t n_tokens, float* y,
+              int64_t r0, int64_t r1, int64_t row_block) {
+  const int64_t decoded_row_bytes = path.row_bytes(w.n_cols);
+  thread_local std::vector<uint8_t> decoded;  // this thread's
+  const internal::TileDotFn one_token = TileDotFor(table, w.type);
+  for (int64_t rb = r0; rb < r1; rb += row_block) {
+    const int64_t n_rows = std::min(r1 - rb, row_block);
+    const int64_t padded_rows = (n_rows + internal::kDecodedRowGroup - 1) /
+                                internal::kDecodedRowGroup * internal::kDecodedRowGroup;
+    decoded.resize(static_cast<size_t>(padded_rows * decoded_row_bytes));
+    path.decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxWideTileTokens) {
+      const int nt =
+          static_cast<int>(std::min<int64_t>(internal::kMaxWideTileTokens, n_tokens - t0));
+      const uint8_t* tile_act = act.rows + t0 * act.act_stride;
+      float* y_tile = y + t0 * w.n_rows + rb;
+      if (nt == 1) {
+        one_token(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, 1, y_tile);
+      } else {
+        path.tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, tile_act, act.act_stride,
+                  nt, y_tile, w.n_rows);
+      }
+    }
+  }
+}
+
 // Rows [r0, r1) of y[n_tokens][w.n_rows] = act * W^T, in blocks small enough to stay in cache,
 // each block against every tile of tokens in turn.
 void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_tokens, float* y,
                 int64_t r0, int64_t r1) {
   const internal::KernelTable& table = internal::Table();
-  const internal::TileDotFn tile_dot = TileDotFor(table, w.type);
   const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
                                                 1, kMaxRowBlock);
+  if (act.wide) {
+    WideRows(table, WidePathFor(table, w.type, n_tokens), w, act, n_tokens, y, r0, r1, row_block);
+    return;
+  }
+  const internal::TileDotFn tile_dot = TileDotFor(table, w.type);
   // Rows read by more than one tile of tokens are decoded once per row block, not once per tile
   // (decoding was about a fifth of the K-quant tile kernels' time).
   const internal::RowDecoder decoder =
@@ -202,6 +245,7 @@ void MatMuls(std::span<const MatMulJob> jobs, int64_t n_tokens, ThreadPool* pool
   std::vector<int64_t>& row_starts = row_start_storage;
   std::vector<int64_t>& input_of = input_of_storage;  // job -> its entry of `prepared`
   std::vector<PreparedActivations>& prepared = prepared_storage;
+  const internal::KernelTable& table = internal::Table();
   row_starts.assign(jobs.size() + 1, 0);
   input_of.assign(jobs.size(), -1);
   prepared.clear();
@@ -214,9 +258,10 @@ void MatMuls(std::span<const MatMulJob> jobs, int64_t n_tokens, ThreadPool* pool
     // Activations are encoded once per distinct input and format: a MoE layer's gate and up
     // products, or a layer's projections, all read the same x.
     const ActFormat format = internal::ActFormatFor(w.type);
+    const bool wide = WidePathFor(table, w.type, n_tokens).tile != nullptr;
     for (size_t e = 0; e < j && input_of[j] < 0; ++e) {
       if (jobs[e].x == jobs[j].x && jobs[e].w.n_cols == w.n_cols &&
-          internal::ActFormatFor(jobs[e].w.type) == format) {
+          internal::ActFormatFor(jobs[e].w.type) == format && prepared[input_of[e]].wide == wide) {
         input_of[j] = input_of[e];
       }
     }
@@ -226,7 +271,7 @@ void MatMuls(std::span<const MatMulJob> jobs, int64_t n_tokens, ThreadPool* pool
       act_buffers.resize(prepared.size() + 1);
       tile_buffers.resize(prepared.size() + 1);
     }
-    prepared.push_back(PrepareActivations(format, w.n_cols, jobs[j].x, n_tokens, pool,
+    prepared.push_back(PrepareActivations(format, wide, w.n_cols, jobs[j].x, n_tokens, pool,
                                           &act_buffers[prepared.size()],
                                           &tile_buffers[prepared.size()]));
   }

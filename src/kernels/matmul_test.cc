@@ -203,9 +203,10 @@ TEST_P(MatMulTest, IndependentOfThreadCountAndTokenTiling) {
 
 // Weights quantised from floats, as real models have them: Q8_0 codes then stay in [-127, 127],
 // which the tile kernels of some tables take a faster path for than for random bytes (whose
-// codes include -128). Every token count up to two tiles and a ragged row count, against the
-// reference and against each token alone, for every block type and rows of 1 to 11 blocks (one
-// token takes rows of few super-blocks several at a time, and longer ones four blocks at a time).
+// codes include -128). Every token count up to two tiles (and one past a wide path's tile) and a
+// ragged row count, against the reference and against each token alone, for every block type and
+// rows of 1 to 11 blocks (one token takes rows of few super-blocks several at a time, and longer
+// ones four blocks at a time).
 TEST_P(MatMulTest, QuantisedFromFloatsMatchesReferenceAndEachTokenAlone) {
   std::mt19937 rng(2024);
   ThreadPool pool(2);
@@ -221,7 +222,7 @@ TEST_P(MatMulTest, QuantisedFromFloatsMatchesReferenceAndEachTokenAlone) {
         tensor::QuantizeRow(type, row.data(), data.data() + r * row_bytes, n_cols);
       }
       const MatrixView w{data.data(), type, n_rows, n_cols, row_bytes};
-      for (int64_t n_tokens = 1; n_tokens <= 16; ++n_tokens) {
+      for (int64_t n_tokens = 1; n_tokens <= 17; ++n_tokens) {
         SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " blocks=" << n_blocks
                                         << " tokens=" << n_tokens);
         const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
@@ -360,6 +361,7 @@ TEST(DispatchTest, ParsesIsaNamesAndReportsTheActiveOne) {
   EXPECT_EQ(internal::ParseIsa("avx2"), internal::Isa::kAvx2);
   EXPECT_EQ(internal::ParseIsa("avx512"), internal::Isa::kAvx512);
   EXPECT_EQ(internal::ParseIsa("avx512_bf16"), internal::Isa::kAvx512Bf16);
+  EXPECT_EQ(internal::ParseIsa("avx512_amx"), internal::Isa::kAvx512Amx);
   EXPECT_EQ(internal::ParseIsa("neon"), internal::Isa::kNeon);
   EXPECT_EQ(internal::ParseIsa("neon_dotprod"), internal::Isa::kNeonDotprod);
   EXPECT_EQ(internal::ParseIsa("scalar"), internal::Isa::kScalar);
