@@ -113,7 +113,8 @@ inline constexpr int64_t kDecodedRowGroup = 16;
 // weights it serves. Weights are decoded once per row block (decode and row_bytes as in
 // RowDecoder, rows in groups of kDecodedRowGroup); tile then computes, for t < num_tokens
 // (2..kMaxWideTileTokens) and r < num_rows, y[t * y_stride + r] = dot(decoded row r, ActBlockQ8
-// row t at act + t * act_stride), each with the bits of the dtype's one-token kernel.
+// row t at act + t * act_stride), each with the bits of the dtype's one-token kernel. Rows up to
+// t = kMaxWideTileTokens - 1 must be readable (zeros past the last token).
 struct WideQ8Path {
   void (*decode)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows, int64_t n_cols,
                  uint8_t* out) = nullptr;

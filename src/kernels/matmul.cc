@@ -87,8 +87,11 @@ PreparedActivations PrepareActivations(ActFormat format, bool wide, int64_t n_co
   prepared.act_stride = internal::ActRowBytes(format, n_cols);
   prepared.rows = reinterpret_cast<const uint8_t*>(x);
   if (format != ActFormat::kF32) {
-    act_buffer->resize(static_cast<size_t>(prepared.act_stride * n_tokens));
+    // The wide path reads whole tiles of rows: the last tile's missing ones are zeros.
+    const int64_t padding_rows = wide ? internal::kMaxWideTileTokens - 1 : 0;
+    act_buffer->resize(static_cast<size_t>(prepared.act_stride * (n_tokens + padding_rows)));
     uint8_t* dst = act_buffer->data();
+    std::fill(act_buffer->begin() + prepared.act_stride * n_tokens, act_buffer->end(), 0);
     const int64_t stride = prepared.act_stride;
     internal::ParallelRanges(
         pool, n_tokens, std::max<int64_t>(1, kMinTaskMacs / n_cols), [&](int64_t t0, int64_t t1) {

@@ -10,8 +10,8 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/kernel_table.h"
 #include "tensor/blocks.h"
@@ -38,29 +38,41 @@ int64_t DecodedRowBytes(int64_t n_cols) {
   return n_cols / tensor::kQK * static_cast<int64_t>(sizeof(WideWeightBlock) / kGroupRows);
 }
 
-// WideQ8Path::decode of Q8_0 rows into groups of kGroupRows rows, block-major in each group.
+// WideQ8Path::decode of Q8_0 rows into groups of kGroupRows rows, block-major in each group: a
+// group's block is 8 + 1 gathers of one dword from each of its rows.
 void DecodeQ8_0Groups(const uint8_t* w, int64_t w_stride, int64_t num_rows, int64_t n_cols,
                       uint8_t* out) {
   const int64_t n_blocks = n_cols / tensor::kQK;
-  const int64_t n_groups = (num_rows + kGroupRows - 1) / kGroupRows;
   auto* blocks = reinterpret_cast<WideWeightBlock*>(out);
-  std::memset(out, 0, static_cast<size_t>(n_groups * n_blocks) * sizeof(WideWeightBlock));
-  for (int64_t r = 0; r < num_rows; ++r) {
-    WideWeightBlock* group = blocks + r / kGroupRows * n_blocks;
-    const int in_group = static_cast<int>(r % kGroupRows);
-    const auto* row = reinterpret_cast<const tensor::BlockQ8_0*>(w + r * w_stride);
+  const __m512i row_offsets =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int32_t>(w_stride)));
+  constexpr int kCodesOffset = offsetof(tensor::BlockQ8_0, qs);
+  static_assert(offsetof(tensor::BlockQ8_0, d) == 0);
+  for (int64_t r0 = 0; r0 < num_rows; r0 += kGroupRows) {
+    const int64_t rows = num_rows - r0 < kGroupRows ? num_rows - r0 : kGroupRows;
+    const __mmask16 present = static_cast<__mmask16>((1u << rows) - 1);
+    WideWeightBlock* group = blocks + r0 / kGroupRows * n_blocks;
     for (int64_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* block = w + r0 * w_stride + b * static_cast<int64_t>(sizeof(tensor::BlockQ8_0));
       for (int k = 0; k < kCodeGroups; ++k) {
-        std::memcpy(group[b].codes[k][in_group], row[b].qs + 4 * k, 4);
+        _mm512_storeu_si512(group[b].codes[k],
+                            _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present,
+                                                        row_offsets,
+                                                        block + kCodesOffset + 4 * k, 1));
       }
-      group[b].d[in_group] = _cvtsh_ss(row[b].d);
+      // The dword at a block's start holds its half-precision scale in the low 16 bits.
+      const __m512i scale_words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present,
+                                                              row_offsets, block, 1);
+      _mm512_storeu_ps(group[b].d, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(scale_words)));
     }
   }
 }
 
 // ldtilecfg's 64-byte operand (palette 1). The tile registers: 0 and 1 the sums of two blocks in
-// flight, 2 and 3 their activations, 4 and 5 their weights. The tile intrinsics take a register's
-// number as a literal, which StartBlock spells out.
+// flight, 2 and 3 their activations, 4 and 5 their weights, all of kTileTokens rows but the
+// weights. The tile intrinsics take a register's number as a literal, which StartBlock spells
+// out.
 struct TileConfig {
   uint8_t palette;
   uint8_t start_row;
@@ -71,26 +83,13 @@ struct TileConfig {
 constexpr uint16_t kSumsRowBytes = kGroupRows * sizeof(int32_t);
 constexpr uint16_t kWeightRowBytes = kGroupRows * 4;
 
-// Tiles of num_tokens rows of sums and activations.
-void ConfigureTiles(int num_tokens) {
-  alignas(64) TileConfig config = {};
-  config.palette = 1;
-  for (int sums : {0, 1}) {
-    config.rows[sums] = static_cast<uint8_t>(num_tokens);
-    config.bytes_per_row[sums] = kSumsRowBytes;
-  }
-  for (int acts : {2, 3}) {
-    config.rows[acts] = static_cast<uint8_t>(num_tokens);
-    config.bytes_per_row[acts] = tensor::kQK;
-  }
-  for (int weights : {4, 5}) {
-    config.rows[weights] = kCodeGroups;
-    config.bytes_per_row[weights] = kWeightRowBytes;
-  }
-  // ldtilecfg reads memory the compiler does not know it reads: keep the stores above.
-  asm volatile("" : : "r"(&config) : "memory");
-  _tile_loadconfig(&config);
-}
+alignas(64) constexpr TileConfig kTileConfig = {
+    1,
+    0,
+    {},
+    {kSumsRowBytes, kSumsRowBytes, tensor::kQK, tensor::kQK, kWeightRowBytes, kWeightRowBytes},
+    {kTileTokens, kTileTokens, kTileTokens, kTileTokens, kCodeGroups, kCodeGroups},
+};
 
 // The int32 sums of one block's product, [token][row].
 using BlockSums = int32_t[kTileTokens][kGroupRows];
@@ -109,11 +108,11 @@ struct ActRows {
   }
 };
 
-// Block b's product on one of two sets of tile registers (b's parity), so that one block's
-// product runs while the other's sums are stored: Start loads the operands and multiplies, Finish
-// stores the sums.
-inline void StartBlock(const WideWeightBlock* weights, const ActRows& acts, int64_t b) {
-  if (b % 2 == 0) {
+// Block b's product on one of two sets of tile registers (by the parity of its place in the
+// sequence, i), so that one block's product runs while the other's sums are stored: Start loads
+// the operands and multiplies, Finish stores the sums.
+inline void StartBlock(const WideWeightBlock* weights, const ActRows& acts, int64_t b, int64_t i) {
+  if (i % 2 == 0) {
     _tile_loadd(2, acts.Codes(b), acts.stride);
     _tile_loadd(4, weights[b].codes, kWeightRowBytes);
     _tile_zero(0);
@@ -126,40 +125,56 @@ inline void StartBlock(const WideWeightBlock* weights, const ActRows& acts, int6
   }
 }
 
-inline void FinishBlock(int64_t b, BlockSums& sums) {
-  if (b % 2 == 0) {
+inline void FinishBlock(int64_t i, BlockSums& sums) {
+  if (i % 2 == 0) {
     _tile_stored(0, sums, kSumsRowBytes);
   } else {
     _tile_stored(1, sums, kSumsRowBytes);
   }
 }
 
-// slot[t] (lane r) += float(sums[t][r]) * (weight scale r x activation scale t), DecodeRow's
-// step; `first` when the slot holds nothing yet.
+// acc[t] (lane r) += float(sums[t][r]) * (weight scale r x activation scale t), DecodeRow's step.
 inline void AddBlock(const BlockSums& sums, const WideWeightBlock& weights, const ActRows& acts,
-                     int64_t b, int num_tokens, bool first, SlotSums& slot) {
+                     int64_t b, __m512 (&acc)[kTileTokens]) {
   const __m512 weight_d = _mm512_loadu_ps(weights.d);
-  for (int t = 0; t < num_tokens; ++t) {
+#pragma GCC unroll 16
+  for (int t = 0; t < kTileTokens; ++t) {
     const __m512 scale = _mm512_mul_ps(weight_d, _mm512_set1_ps(acts.Scale(t, b)));
-    const __m512 acc = first ? _mm512_setzero_ps() : _mm512_load_ps(slot[t]);
-    _mm512_store_ps(slot[t],
-                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums[t])), scale, acc));
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sums[t])), scale, acc[t]);
   }
 }
 
-// The eight slots of one group of rows against a tile of tokens, blocks in order. While block b
-// takes its float steps, block b + 1's sums are stored and block b + 2's product starts, which
-// keeps the tile unit busy alongside the vector units.
+// The eight slots of one group of rows against a tile of tokens. A slot's blocks (k, k + 8, ...)
+// go one after another, its accumulators in registers; while one block takes its float steps, the
+// next one's sums are stored and the one after starts its product, which keeps the tile unit busy
+// alongside the vector units.
 void AccumulateGroup(const WideWeightBlock* weights, const ActRows& acts, int64_t n_blocks,
-                     int num_tokens, SlotSums* slots) {
+                     SlotSums* slots) {
+  // The block after b in slot order, or n_blocks after the last.
+  const auto next = [n_blocks](int64_t b) {
+    if (b + kSlots < n_blocks) return b + kSlots;
+    const int64_t next_slot = b % kSlots + 1;
+    return next_slot < kSlots && next_slot < n_blocks ? next_slot : n_blocks;
+  };
   alignas(64) BlockSums ring[2];
-  StartBlock(weights, acts, 0);
+  int64_t second = next(0), third = second < n_blocks ? next(second) : n_blocks;
+  StartBlock(weights, acts, 0, 0);
   FinishBlock(0, ring[0]);
-  if (n_blocks > 1) StartBlock(weights, acts, 1);
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    if (b + 1 < n_blocks) FinishBlock(b + 1, ring[(b + 1) % 2]);
-    if (b + 2 < n_blocks) StartBlock(weights, acts, b + 2);
-    AddBlock(ring[b % 2], weights[b], acts, b, num_tokens, b < kSlots, slots[b % kSlots]);
+  if (second < n_blocks) StartBlock(weights, acts, second, 1);
+  __m512 acc[kTileTokens];
+  for (int64_t i = 0, b = 0; b < n_blocks; ++i) {
+    if (second < n_blocks) FinishBlock(i + 1, ring[(i + 1) % 2]);
+    if (third < n_blocks) StartBlock(weights, acts, third, i + 2);
+    if (b < kSlots) {
+      for (__m512& a : acc) a = _mm512_setzero_ps();
+    }
+    AddBlock(ring[i % 2], weights[b], acts, b, acc);
+    if (b + kSlots >= n_blocks) {
+      for (int t = 0; t < kTileTokens; ++t) _mm512_store_ps(slots[b % kSlots][t], acc[t]);
+    }
+    b = second;
+    second = third;
+    third = third < n_blocks ? next(third) : n_blocks;
   }
 }
 
@@ -169,11 +184,11 @@ void WideTileQ8(const uint8_t* decoded, int64_t decoded_row_bytes, int64_t num_r
                 int64_t y_stride) {
   const int64_t n_blocks = n_cols / tensor::kQK;
   const ActRows acts{act, act_stride};
-  ConfigureTiles(num_tokens);
+  _tile_loadconfig(&kTileConfig);
   alignas(64) SlotSums slots[kSlots];
   for (int64_t r0 = 0; r0 < num_rows; r0 += kGroupRows) {
     const auto* weights = reinterpret_cast<const WideWeightBlock*>(decoded + r0 * decoded_row_bytes);
-    AccumulateGroup(weights, acts, n_blocks, num_tokens, slots);
+    AccumulateGroup(weights, acts, n_blocks, slots);
     const int64_t rows = num_rows - r0 < kGroupRows ? num_rows - r0 : kGroupRows;
     const __mmask16 valid_rows = static_cast<__mmask16>((1u << rows) - 1);
     for (int t = 0; t < num_tokens; ++t) {
