@@ -133,31 +133,20 @@ PreparedActivations PrepareActivations(ActFormat format, bool wide, int64_t n_co
 }
 
 // MatMulRows on the table's wide path: each block of rows decoded once, then multiplied by every
-// tile of kMaxWideTileTokens tokens, which write y in place.
-void WideRows(const internal::KernelTable& table, const internal::WideQ8Path& path,
-              const MatrixView& w, const PreparedActivations& act, int64_t n_tokens, float* y,
-              int64_t r0, int64_t r1, int64_t row_block) {
+// token, written into y in place.
+void WideRows(const internal::WideQ8Path& path, const MatrixView& w,
+              const PreparedActivations& act, int64_t n_tokens, float* y, int64_t r0, int64_t r1,
+              int64_t row_block) {
   const int64_t decoded_row_bytes = path.row_bytes(w.n_cols);
   thread_local std::vector<uint8_t> decoded;  // this thread's
-  const internal::TileDotFn one_token = TileDotFor(table, w.type);
   for (int64_t rb = r0; rb < r1; rb += row_block) {
     const int64_t n_rows = std::min(r1 - rb, row_block);
     const int64_t padded_rows = (n_rows + internal::kDecodedRowGroup - 1) /
                                 internal::kDecodedRowGroup * internal::kDecodedRowGroup;
     decoded.resize(static_cast<size_t>(padded_rows * decoded_row_bytes));
     path.decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxWideTileTokens) {
-      const int nt =
-          static_cast<int>(std::min<int64_t>(internal::kMaxWideTileTokens, n_tokens - t0));
-      const uint8_t* tile_act = act.rows + t0 * act.act_stride;
-      float* y_tile = y + t0 * w.n_rows + rb;
-      if (nt == 1) {
-        one_token(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, 1, y_tile);
-      } else {
-        path.tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, tile_act, act.act_stride,
-                  nt, y_tile, w.n_rows);
-      }
-    }
+    path.tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, act.rows, act.act_stride,
+              n_tokens, y + rb, w.n_rows);
   }
 }
 
@@ -169,7 +158,7 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
   const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
                                                 1, kMaxRowBlock);
   if (act.wide) {
-    WideRows(table, WidePathFor(table, w.type, n_tokens), w, act, n_tokens, y, r0, r1, row_block);
+    WideRows(WidePathFor(table, w.type, n_tokens), w, act, n_tokens, y, r0, r1, row_block);
     return;
   }
   const internal::TileDotFn tile_dot = TileDotFor(table, w.type);

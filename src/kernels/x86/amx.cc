@@ -178,33 +178,36 @@ void AccumulateGroup(const WideWeightBlock* weights, const ActRows& acts, int64_
   }
 }
 
-// WideQ8Path::tile for the rows DecodeQ8_0Groups wrote.
+// WideQ8Path::tile for the rows DecodeQ8_0Groups wrote, one tile of tokens after another. The
+// tiles are configured once for them all: a call takes a whole block of rows.
 void WideTileQ8(const uint8_t* decoded, int64_t decoded_row_bytes, int64_t num_rows,
-                int64_t n_cols, const uint8_t* act, int64_t act_stride, int num_tokens, float* y,
-                int64_t y_stride) {
+                int64_t n_cols, const uint8_t* act, int64_t act_stride, int64_t num_tokens,
+                float* y, int64_t y_stride) {
   const int64_t n_blocks = n_cols / tensor::kQK;
-  const ActRows acts{act, act_stride};
   _tile_loadconfig(&kTileConfig);
   alignas(64) SlotSums slots[kSlots];
-  for (int64_t r0 = 0; r0 < num_rows; r0 += kGroupRows) {
-    const auto* weights = reinterpret_cast<const WideWeightBlock*>(decoded + r0 * decoded_row_bytes);
-    AccumulateGroup(weights, acts, n_blocks, slots);
-    const int64_t rows = num_rows - r0 < kGroupRows ? num_rows - r0 : kGroupRows;
-    const __mmask16 valid_rows = static_cast<__mmask16>((1u << rows) - 1);
-    for (int t = 0; t < num_tokens; ++t) {
-      // Slots no block reached are zeros, as DecodeRow's unused lanes.
-      __m512 s[kSlots];
-      for (int k = 0; k < kSlots; ++k) {
-        s[k] = k < n_blocks ? _mm512_load_ps(slots[k][t]) : _mm512_setzero_ps();
+  for (int64_t t0 = 0; t0 < num_tokens; t0 += kTileTokens) {
+    const ActRows acts{act + t0 * act_stride, act_stride};
+    const int64_t tokens = num_tokens - t0 < kTileTokens ? num_tokens - t0 : kTileTokens;
+    for (int64_t r0 = 0; r0 < num_rows; r0 += kGroupRows) {
+      AccumulateGroup(reinterpret_cast<const WideWeightBlock*>(decoded + r0 * decoded_row_bytes),
+                      acts, n_blocks, slots);
+      const int64_t rows = num_rows - r0 < kGroupRows ? num_rows - r0 : kGroupRows;
+      const __mmask16 valid_rows = static_cast<__mmask16>((1u << rows) - 1);
+      for (int64_t t = 0; t < tokens; ++t) {
+        // Slots no block reached are zeros, as DecodeRow's unused lanes.
+        __m512 s[kSlots];
+        for (int k = 0; k < kSlots; ++k) {
+          s[k] = k < n_blocks ? _mm512_load_ps(slots[k][t]) : _mm512_setzero_ps();
+        }
+        const __m512 total =
+            _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[0], s[4]), _mm512_add_ps(s[2], s[6])),
+                          _mm512_add_ps(_mm512_add_ps(s[1], s[5]), _mm512_add_ps(s[3], s[7])));
+        _mm512_mask_storeu_ps(y + (t0 + t) * y_stride + r0, valid_rows, total);
       }
-      const __m512 total =
-          _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[0], s[4]), _mm512_add_ps(s[2], s[6])),
-                        _mm512_add_ps(_mm512_add_ps(s[1], s[5]), _mm512_add_ps(s[3], s[7])));
-      _mm512_mask_storeu_ps(y + t * y_stride + r0, valid_rows, total);
     }
   }
-  // Leaves the tiles unused again, so that a thread switch need not save them (keeping them
-  // configured from call to call measured slower).
+  // Leaves the tiles unused again, so that a thread switch need not save them.
   _tile_release();
 }
 
