@@ -48,13 +48,14 @@ void DecodeQ8_0Groups(const uint8_t* w, int64_t w_stride, int64_t num_rows, int6
       _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                          _mm512_set1_epi32(static_cast<int32_t>(w_stride)));
   constexpr int kCodesOffset = offsetof(tensor::BlockQ8_0, qs);
+  constexpr int64_t kBlockBytes = sizeof(tensor::BlockQ8_0);
   static_assert(offsetof(tensor::BlockQ8_0, d) == 0);
   for (int64_t r0 = 0; r0 < num_rows; r0 += kGroupRows) {
     const int64_t rows = num_rows - r0 < kGroupRows ? num_rows - r0 : kGroupRows;
     const __mmask16 present = static_cast<__mmask16>((1u << rows) - 1);
     WideWeightBlock* group = blocks + r0 / kGroupRows * n_blocks;
     for (int64_t b = 0; b < n_blocks; ++b) {
-      const uint8_t* block = w + r0 * w_stride + b * static_cast<int64_t>(sizeof(tensor::BlockQ8_0));
+      const uint8_t* block = w + r0 * w_stride + b * kBlockBytes;
       for (int k = 0; k < kCodeGroups; ++k) {
         _mm512_storeu_si512(group[b].codes[k],
                             _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present,
