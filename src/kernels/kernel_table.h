@@ -96,14 +96,16 @@ inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim
 }
 
 // Rows of one weight dtype decoded once, then read by many tiles of tokens: decode writes
-// num_rows rows of n_cols, each row_bytes(n_cols) bytes, at out; tile reads them as its weight
-// rows (w_stride_bytes = one decoded row) against tiles of 2 or more tokens, with the bits of the
+// num_rows rows of n_cols, each row_bytes(n_cols) bytes, at out (num_rows rounded up to a multiple
+// of row_group, for layouts that interleave rows); tile reads them as its weight rows
+// (w_stride_bytes = one decoded row) against tiles of 2 or more tokens, with the bits of the
 // dtype's own TileDotFn.
 struct RowDecoder {
   void (*decode)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows, int64_t n_cols,
                  uint8_t* out) = nullptr;
   TileDotFn tile = nullptr;
   int64_t (*row_bytes)(int64_t n_cols) = nullptr;
+  int64_t row_group = 1;
 };
 
 // Rows a wide path's decoder lays out together: it writes num_rows rounded up to a multiple.

@@ -175,7 +175,9 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
   for (int64_t rb = r0; rb < r1; rb += row_block) {
     const int64_t n_rows = std::min(r1 - rb, row_block);
     if (decode_once) {
-      decoded.resize(static_cast<size_t>(n_rows * decoded_row_bytes));
+      const int64_t padded_rows = (n_rows + decoder.row_group - 1) / decoder.row_group *
+                                  decoder.row_group;
+      decoded.resize(static_cast<size_t>(padded_rows * decoded_row_bytes));
       decoder.decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
     }
     for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
