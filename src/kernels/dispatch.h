@@ -1,8 +1,8 @@
 // Internal to the kernels library (and its tests): which instruction set the kernels use. The
 // choice is made once, on first use, from the CPU's features (cpuid, or the kernel's hwcaps on
-// AArch64) and the DS_KERNELS_ISA environment variable (scalar|avx2|avx512|avx512_bf16|avx512_amx|neon|neon_dotprod; an
-// unsupported or unknown value is ignored with a warning). Tests call SetIsa to run every kernel
-// under each path the CPU supports.
+// AArch64) and the DS_KERNELS_ISA environment variable (scalar, avx2, avx512, avx512_bf16,
+// avx512_amx, neon or neon_dotprod; an unsupported or unknown value is ignored with a warning).
+// Tests call SetIsa to run every kernel under each path the CPU supports.
 // Thread safety: Table() may be called from any thread; SetIsa must not race with running kernels.
 #pragma once
 
