@@ -61,6 +61,8 @@ constexpr int64_t kRowBlockBytes = 64 * 1024;
 // Rows of one block at most, which bounds the tile's output buffer on the stack.
 constexpr int64_t kMaxRowBlock = 256;
 
+int64_t RoundUp(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
 // The table's wide path for a matrix of `type` against n_tokens tokens, or all nulls.
 internal::WideQ8Path WidePathFor(const internal::KernelTable& table, tensor::DType type,
                                  int64_t n_tokens) {
@@ -141,9 +143,8 @@ void WideRows(const internal::WideQ8Path& path, const MatrixView& w,
   thread_local std::vector<uint8_t> decoded;  // this thread's
   for (int64_t rb = r0; rb < r1; rb += row_block) {
     const int64_t n_rows = std::min(r1 - rb, row_block);
-    const int64_t padded_rows = (n_rows + internal::kDecodedRowGroup - 1) /
-                                internal::kDecodedRowGroup * internal::kDecodedRowGroup;
-    decoded.resize(static_cast<size_t>(padded_rows * decoded_row_bytes));
+    decoded.resize(
+        static_cast<size_t>(RoundUp(n_rows, internal::kDecodedRowGroup) * decoded_row_bytes));
     path.decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
     path.tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, act.rows, act.act_stride,
               n_tokens, y + rb, w.n_rows);
@@ -175,9 +176,7 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
   for (int64_t rb = r0; rb < r1; rb += row_block) {
     const int64_t n_rows = std::min(r1 - rb, row_block);
     if (decode_once) {
-      const int64_t padded_rows = (n_rows + decoder.row_group - 1) / decoder.row_group *
-                                  decoder.row_group;
-      decoded.resize(static_cast<size_t>(padded_rows * decoded_row_bytes));
+      decoded.resize(static_cast<size_t>(RoundUp(n_rows, decoder.row_group) * decoded_row_bytes));
       decoder.decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
     }
     for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
