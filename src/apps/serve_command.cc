@@ -15,6 +15,7 @@
 #include "apps/model_fingerprint.h"
 #include "base/log.h"
 #include "engine/scheduler.h"
+#include "kernels/kernels.h"
 #include "server/chat_service.h"
 #include "server/http_server.h"
 
@@ -98,14 +99,15 @@ Status Serve(ServeFlags flags) {
   server::HttpServer http(flags.server, service.get());
   DS_RETURN_IF_ERROR(http.Start());
   DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens "
-              "(KV {}), prefix cache {} MiB in memory, disk tier {}",
+              "(KV {}), prefix cache {} MiB in memory, disk tier {}, {} kernels",
               flags.server.model_id, loaded.model->hparams().arch, flags.server.host, http.port(),
               flags.engine.max_parallel, flags.engine.context_tokens,
               tensor::DTypeName(flags.engine.kv_dtype),
               flags.engine.cache.budget_bytes >> 20,
               engine.cache() != nullptr && engine.cache()->disk() != nullptr
                   ? engine.cache()->disk()->options().dir
-                  : std::string("off"));
+                  : std::string("off"),
+              kernels::ActiveIsa());
   std::fprintf(stderr, "deltaserve: listening on http://%s:%d\n", flags.server.host.c_str(),
                http.port());
   int signal_number = 0;
