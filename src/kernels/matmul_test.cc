@@ -307,7 +307,8 @@ TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
   std::mt19937 rng(78);
   ThreadPool pool(3);
   const int64_t n_cols = 512;
-  // 13 tokens: a full tile of 8 and a partial one.
+  // 13 tokens: a full tile of 8 and a partial one, or on a wide path one partial wide tile (Q8_0
+  // beside Q4_0, whose activations have the same format but are tiled).
   const int64_t n_tokens = 13;
   const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
   const std::vector<float> other_x = RandomFloats(rng, n_tokens * n_cols);
