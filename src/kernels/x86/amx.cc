@@ -38,10 +38,72 @@ int64_t DecodedRowBytes(int64_t n_cols) {
   return n_cols / tensor::kQK * static_cast<int64_t>(sizeof(WideWeightBlock) / kGroupRows);
 }
 
+// Permutation indices of TransposeCodes' three steps (see there), built once.
+struct TransposeIndices {
+  __m512i quads[2], octets[2][2], rows[2];
+  TransposeIndices() {
+    alignas(64) int32_t lanes[16];
+    // Step 1: lane (k - 4h) * 4 + q holds dword k of row q of four, q / 2 picking the source.
+    for (int h = 0; h < 2; ++h) {
+      for (int lane = 0; lane < 16; ++lane) {
+        const int k = 4 * h + lane / 4, q = lane % 4;
+        lanes[lane] = (q / 2) * 16 + (q % 2) * 8 + k;
+      }
+      quads[h] = _mm512_load_si512(lanes);
+    }
+    // Step 2: lane (k - 4h - 2s) * 8 + o holds dword k of row o of eight.
+    for (int h = 0; h < 2; ++h) {
+      for (int s = 0; s < 2; ++s) {
+        for (int lane = 0; lane < 16; ++lane) {
+          const int k = 4 * h + 2 * s + lane / 8, o = lane % 8;
+          lanes[lane] = (o / 4) * 16 + (k - 4 * h) * 4 + o % 4;
+        }
+        octets[h][s] = _mm512_load_si512(lanes);
+      }
+    }
+    // Step 3: lane r holds dword k of row r of sixteen (k - 4h - 2s = e).
+    for (int e = 0; e < 2; ++e) {
+      for (int r = 0; r < 16; ++r) lanes[r] = (r / 8) * 16 + e * 8 + r % 8;
+      rows[e] = _mm512_load_si512(lanes);
+    }
+  }
+};
+
+// out[k] = dword k of the 32 codes of each of 16 rows (pairs[i] = rows 2i and 2i + 1, 8 dwords
+// each): a 16 x 8 transpose of dwords in three steps of two-source permutes, 24 in all.
+inline void TransposeCodes(const __m512i (&pairs)[8], const TransposeIndices& ix,
+                           __m512i (&out)[kCodeGroups]) {
+  __m512i quads[4][2];  // [rows 4j .. 4j + 3][k in 4h .. 4h + 3]
+  for (int j = 0; j < 4; ++j) {
+    for (int h = 0; h < 2; ++h) {
+      quads[j][h] = _mm512_permutex2var_epi32(pairs[2 * j], ix.quads[h], pairs[2 * j + 1]);
+    }
+  }
+  __m512i octets[2][2][2];  // [rows 8m .. 8m + 7][h][k in 4h + 2s .. 4h + 2s + 1]
+  for (int m = 0; m < 2; ++m) {
+    for (int h = 0; h < 2; ++h) {
+      for (int s = 0; s < 2; ++s) {
+        octets[m][h][s] =
+            _mm512_permutex2var_epi32(quads[2 * m][h], ix.octets[h][s], quads[2 * m + 1][h]);
+      }
+    }
+  }
+  for (int h = 0; h < 2; ++h) {
+    for (int s = 0; s < 2; ++s) {
+      for (int e = 0; e < 2; ++e) {
+        out[4 * h + 2 * s + e] =
+            _mm512_permutex2var_epi32(octets[0][h][s], ix.rows[e], octets[1][h][s]);
+      }
+    }
+  }
+}
+
 // WideQ8Path::decode of Q8_0 rows into groups of kGroupRows rows, block-major in each group: a
-// group's block is 8 + 1 gathers of one dword from each of its rows.
+// group's block is its rows' codes transposed by dwords (TransposeCodes) and one gather of their
+// scales.
 void DecodeQ8_0Groups(const uint8_t* w, int64_t w_stride, int64_t num_rows, int64_t n_cols,
                       uint8_t* out) {
+  static const TransposeIndices indices;
   const int64_t n_blocks = n_cols / tensor::kQK;
   auto* blocks = reinterpret_cast<WideWeightBlock*>(out);
   const __m512i row_offsets =
@@ -56,12 +118,20 @@ void DecodeQ8_0Groups(const uint8_t* w, int64_t w_stride, int64_t num_rows, int6
     WideWeightBlock* group = blocks + r0 / kGroupRows * n_blocks;
     for (int64_t b = 0; b < n_blocks; ++b) {
       const uint8_t* block = w + r0 * w_stride + b * kBlockBytes;
-      for (int k = 0; k < kCodeGroups; ++k) {
-        _mm512_storeu_si512(group[b].codes[k],
-                            _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present,
-                                                        row_offsets,
-                                                        block + kCodesOffset + 4 * k, 1));
+      // Rows past the matrix's last read as zeros.
+      const auto codes_of = [&](int r) {
+        return r < rows ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                              block + r * w_stride + kCodesOffset))
+                        : _mm256_setzero_si256();
+      };
+      __m512i pairs[8];
+      for (int i = 0; i < 8; ++i) {
+        pairs[i] = _mm512_inserti64x4(_mm512_castsi256_si512(codes_of(2 * i)), codes_of(2 * i + 1),
+                                      1);
       }
+      __m512i codes[kCodeGroups];
+      TransposeCodes(pairs, indices, codes);
+      for (int k = 0; k < kCodeGroups; ++k) _mm512_storeu_si512(group[b].codes[k], codes[k]);
       // The dword at a block's start holds its half-precision scale in the low 16 bits.
       const __m512i scale_words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present,
                                                               row_offsets, block, 1);
