@@ -159,7 +159,10 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
   const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
                                                 1, kMaxRowBlock);
   if (act.wide) {
-    WideRows(WidePathFor(table, w.type, n_tokens), w, act, n_tokens, y, r0, r1, row_block);
+    // Whole groups of decoded rows: a partial one costs a full tile product.
+    const int64_t group = internal::kDecodedRowGroup;
+    WideRows(WidePathFor(table, w.type, n_tokens), w, act, n_tokens, y, r0, r1,
+             std::max(group, row_block / group * group));
     return;
   }
   const internal::TileDotFn tile_dot = TileDotFor(table, w.type);
