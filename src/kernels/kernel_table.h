@@ -108,19 +108,17 @@ struct RowDecoder {
   int64_t row_group = 1;
 };
 
-// Rows a wide path's decoder lays out together: it writes num_rows rounded up to a multiple.
-inline constexpr int64_t kDecodedRowGroup = 16;
-
 // A table's path for prompts through matrix-tile instructions (AMX), for the 32-element block
-// weights it serves. Weights are decoded once per row block (decode and row_bytes as in
-// RowDecoder, rows in groups of kDecodedRowGroup); tile then computes, for t < num_tokens and
-// r < num_rows, y[t * y_stride + r] = dot(decoded row r, ActBlockQ8 row t at act + t *
-// act_stride), each with the bits of the dtype's one-token kernel. Rows up to num_tokens rounded
-// up to a multiple of kMaxWideTileTokens must be readable (zeros past the last token).
+// weights it serves. Weights are decoded once per row block (decode, row_bytes and row_group as
+// in RowDecoder); tile then computes, for t < num_tokens and r < num_rows, y[t * y_stride + r] =
+// dot(decoded row r, ActBlockQ8 row t at act + t * act_stride), each with the bits of the
+// dtype's one-token kernel. Rows up to num_tokens rounded up to a multiple of kMaxWideTileTokens
+// must be readable (zeros past the last token).
 struct WideQ8Path {
   void (*decode)(const uint8_t* w, int64_t w_stride_bytes, int64_t num_rows, int64_t n_cols,
                  uint8_t* out) = nullptr;
   int64_t (*row_bytes)(int64_t n_cols) = nullptr;
+  int64_t row_group = 1;
   void (*tile)(const uint8_t* decoded, int64_t decoded_row_bytes, int64_t num_rows,
                int64_t n_cols, const uint8_t* act, int64_t act_stride, int64_t num_tokens,
                float* y, int64_t y_stride) = nullptr;

@@ -134,20 +134,31 @@ PreparedActivations PrepareActivations(ActFormat format, bool wide, int64_t n_co
   return prepared;
 }
 
-// MatMulRows on the table's wide path: each block of rows decoded once, then multiplied by every
-// token, written into y in place.
+// Rows [rb, rb + n_rows) of w decoded by `decode` into this thread's buffer (kept between calls),
+// which holds n_rows rounded up to row_group rows of decoded_row_bytes.
+const uint8_t* DecodeRowBlock(void (*decode)(const uint8_t*, int64_t, int64_t, int64_t, uint8_t*),
+                              int64_t decoded_row_bytes, int64_t row_group, const MatrixView& w,
+                              int64_t rb, int64_t n_rows) {
+  thread_local std::vector<uint8_t> decoded;
+  decoded.resize(static_cast<size_t>(RoundUp(n_rows, row_group) * decoded_row_bytes));
+  decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
+  return decoded.data();
+}
+
+// MatMulRows on the table's wide path: each block of rows (whole groups of path.row_group, since
+// a partial group costs a full tile product) decoded once, then multiplied by every token,
+// written into y in place.
 void WideRows(const internal::WideQ8Path& path, const MatrixView& w,
               const PreparedActivations& act, int64_t n_tokens, float* y, int64_t r0, int64_t r1,
               int64_t row_block) {
   const int64_t decoded_row_bytes = path.row_bytes(w.n_cols);
-  thread_local std::vector<uint8_t> decoded;  // this thread's
-  for (int64_t rb = r0; rb < r1; rb += row_block) {
-    const int64_t n_rows = std::min(r1 - rb, row_block);
-    decoded.resize(
-        static_cast<size_t>(RoundUp(n_rows, internal::kDecodedRowGroup) * decoded_row_bytes));
-    path.decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
-    path.tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, act.rows, act.act_stride,
-              n_tokens, y + rb, w.n_rows);
+  const int64_t group_block = std::max(path.row_group, row_block / path.row_group * path.row_group);
+  for (int64_t rb = r0; rb < r1; rb += group_block) {
+    const int64_t n_rows = std::min(r1 - rb, group_block);
+    const uint8_t* decoded =
+        DecodeRowBlock(path.decode, decoded_row_bytes, path.row_group, w, rb, n_rows);
+    path.tile(decoded, decoded_row_bytes, n_rows, w.n_cols, act.rows, act.act_stride, n_tokens,
+              y + rb, w.n_rows);
   }
 }
 
@@ -159,10 +170,7 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
   const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
                                                 1, kMaxRowBlock);
   if (act.wide) {
-    // Whole groups of decoded rows: a partial one costs a full tile product.
-    const int64_t group = internal::kDecodedRowGroup;
-    WideRows(WidePathFor(table, w.type, n_tokens), w, act, n_tokens, y, r0, r1,
-             std::max(group, row_block / group * group));
+    WideRows(WidePathFor(table, w.type, n_tokens), w, act, n_tokens, y, r0, r1, row_block);
     return;
   }
   const internal::TileDotFn tile_dot = TileDotFor(table, w.type);
@@ -174,14 +182,13 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
           : internal::RowDecoder{};
   const bool decode_once = decoder.decode != nullptr;
   const int64_t decoded_row_bytes = decode_once ? decoder.row_bytes(w.n_cols) : 0;
-  thread_local std::vector<uint8_t> decoded;  // this thread's
   float tile_out[kMaxRowBlock * internal::kMaxTileTokens];
   for (int64_t rb = r0; rb < r1; rb += row_block) {
     const int64_t n_rows = std::min(r1 - rb, row_block);
-    if (decode_once) {
-      decoded.resize(static_cast<size_t>(RoundUp(n_rows, decoder.row_group) * decoded_row_bytes));
-      decoder.decode(w.row(rb), w.row_bytes, n_rows, w.n_cols, decoded.data());
-    }
+    const uint8_t* decoded =
+        decode_once ? DecodeRowBlock(decoder.decode, decoded_row_bytes, decoder.row_group, w, rb,
+                                     n_rows)
+                    : nullptr;
     for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
       const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
       const uint8_t* tile_act = act.tiles != nullptr && nt > 1
@@ -201,8 +208,8 @@ void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_t
         __builtin_prefetch(y_row + n_rows - 1, 1);
       }
       if (decode_once) {
-        decoder.tile(decoded.data(), decoded_row_bytes, n_rows, w.n_cols, tile_act, act.act_stride,
-                     nt, tile_out);
+        decoder.tile(decoded, decoded_row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, nt,
+                     tile_out);
       } else {
         tile_dot(w.row(rb), w.row_bytes, n_rows, w.n_cols, tile_act, act.act_stride, nt,
                  tile_out);

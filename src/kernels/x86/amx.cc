@@ -19,8 +19,8 @@
 namespace ds::kernels::internal::amx {
 namespace {
 
-constexpr int kGroupRows = static_cast<int>(kDecodedRowGroup);  // weight rows per tile product
-constexpr int kTileTokens = kMaxWideTileTokens;                  // tokens per tile product
+constexpr int kGroupRows = 16;                   // weight rows per tile product
+constexpr int kTileTokens = kMaxWideTileTokens;  // tokens per tile product
 constexpr int kCodeGroups = tensor::kQK / 4;  // rows of the weight operand: 4 codes per row
 constexpr int kSlots = 8;
 static_assert(kGroupRows == 16 && kTileTokens == 16, "one 16 x 16 int32 tile per product");
@@ -286,7 +286,7 @@ void WideTileQ8(const uint8_t* decoded, int64_t decoded_row_bytes, int64_t num_r
 
 WideQ8Path WidePathFor(tensor::DType type) {
   if (type != tensor::DType::kQ8_0) return {};
-  return {DecodeQ8_0Groups, DecodedRowBytes, WideTileQ8};
+  return {DecodeQ8_0Groups, DecodedRowBytes, kGroupRows, WideTileQ8};
 }
 
 }  // namespace ds::kernels::internal::amx
