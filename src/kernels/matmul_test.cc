@@ -356,6 +356,19 @@ TEST_P(MatMulTest, ZeroActivationsGiveZero) {
   }
 }
 
+// Only the AMX table has a wide path, and it serves Q8_0 prompts: without that, the tests above
+// would pass on the fallback tiles and never reach the tile products.
+TEST_P(MatMulTest, OnlyTheAmxTableServesQ8_0PromptsOnAWidePath) {
+  const internal::KernelTable& table = internal::Table();
+  if (GetParam() != internal::Isa::kAvx512Amx) {
+    EXPECT_EQ(table.wide_q8, nullptr);
+    return;
+  }
+  ASSERT_NE(table.wide_q8, nullptr);
+  EXPECT_NE(table.wide_q8(DType::kQ8_0).tile, nullptr);
+  EXPECT_EQ(table.wide_q8(DType::kQ4_K).tile, nullptr);
+}
+
 DS_INSTANTIATE_FOR_EACH_ISA(MatMulTest);
 
 TEST(DispatchTest, ParsesIsaNamesAndReportsTheActiveOne) {
