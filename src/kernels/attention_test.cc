@@ -119,6 +119,48 @@ TEST_P(AttentionTest, ATokenAloneMatchesItsBatchBitForBit) {
   }
 }
 
+// A cache longer than one chunk of the online softmax: the chunks run as tasks of their own in a
+// decode step and one after another in a prompt's tiles, and are merged the same way, so a token
+// alone gives its bits in the batch, on any number of threads, and both stay near the reference.
+TEST_P(AttentionTest, ChunksOfALongCacheMergeToTheSameBitsInEveryTask) {
+  std::mt19937 rng(17);
+  const int64_t n_tokens = 20, first_pos = 2040, head_dim = 64, n_heads = 8, n_kv_heads = 2;
+  for (tensor::DType kv_dtype : {tensor::DType::kF32, tensor::DType::kQ8_0}) {
+    SCOPED_TRACE(tensor::DTypeName(kv_dtype));
+    AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
+    const int64_t kv_row = n_kv_heads * head_dim, n_rows = first_pos + n_tokens;
+    const int64_t row_bytes = tensor::RowBytes(kv_dtype, kv_row);
+    std::vector<uint8_t> k(n_rows * row_bytes), v(n_rows * row_bytes);
+    StoreKvRows(c.k.data(), n_rows, kv_row, kv_dtype, k.data());
+    StoreKvRows(c.v.data(), n_rows, kv_row, kv_dtype, v.data());
+    c.args.k_cache = k.data();
+    c.args.v_cache = v.data();
+    c.args.kv_dtype = kv_dtype;
+    ThreadPool pool2(2), pool3(3);
+    std::vector<float> batch(c.q.size()), want(c.q.size());
+    c.args.out = want.data();
+    ref::Attention(c.args);
+    c.args.out = batch.data();
+    Attention(c.args, &pool2);
+    EXPECT_LT(RelativeError(batch.data(), want.data(), want.size()), 1e-5);
+    const int64_t row = n_heads * head_dim;
+    // Tokens whose last chunk holds 1017, 1 and 12 positions.
+    for (int64_t t : {0, 8, 19}) {
+      AttentionArgs one = c.args;
+      one.q = c.q.data() + t * row;
+      one.n_tokens = 1;
+      one.first_pos = first_pos + t;
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+        std::vector<float> alone(row);
+        one.out = alone.data();
+        Attention(one, pool);
+        EXPECT_EQ(0, std::memcmp(alone.data(), batch.data() + t * row, row * sizeof(float)))
+            << "token " << t << " threads " << (pool != nullptr ? pool->num_threads() : 1);
+      }
+    }
+  }
+}
+
 // Q8_0 KV rows give exactly the f32 result over their dequantised values (and so stay within the
 // reference's tolerance), also for the last token attended alone.
 void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_tokens,

@@ -398,6 +398,7 @@ const KernelTable& GenericTable() {
       AxpyF32,
       RopeF32,
       Attend,
+      AttendMerge,
       BlockMaximaF32,
       IndicesAtLeastF32,
       FmaBurn,

@@ -71,28 +71,50 @@ using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num
                            int64_t n_cols, const uint8_t* act, int64_t act_stride_bytes,
                            int num_tokens, float* out);
 
-// Attends the queries of tokens [t0, t1) for query heads [h0, h1), which all read one KV head;
-// writes args.out for them. `scratch` holds at least AttendScratchFloats((t1 - t0) * (h1 - h0),
-// head_dim) floats owned by the calling task. Every query does the same arithmetic, in the same
-// order, whatever tile it is attended in, so tiling never changes a result.
+// Attention over a long cache is computed chunk by chunk: each query's positions are cut at
+// multiples of kAttentionChunkPositions, an online softmax runs over each chunk from scratch, and
+// the chunks' partial states are folded in order (AttendMergeFn). The cut points are fixed, so
+// the result is the same whether one task takes every chunk of a query (a prompt's tiles) or the
+// chunks run as tasks of their own (a decode step, which then spreads over the threads and each
+// task reads whole KV rows of a chunk that its cache holds for every head).
+// A query's partial state: its unnormalised output (head_dim floats), running maximum and
+// denominator; maximum -inf, denominator 0 and output 0 when it saw no position of the chunk.
+inline constexpr int64_t PartialStateFloats(int64_t head_dim) { return head_dim + 2; }
+
+// Attends the queries of tokens [t0, t1) for query heads [h0, h1), which all read one KV head,
+// over the positions of chunk `chunk` that each sees, and writes their partial states to
+// `partial` ([n_queries][PartialStateFloats(head_dim)], query i being token t0 + i / (h1 - h0) and
+// head h0 + i % (h1 - h0)). `scratch` holds at least AttendScratchFloats(head_dim) floats owned by
+// the calling task. Every query does the same arithmetic, in the same order, whatever tile it is
+// attended in, so tiling never changes a result.
 using AttendFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h0,
-                          int64_t h1, float* scratch);
+                          int64_t h1, int64_t chunk, float* partial, float* scratch);
+// Folds the partial states of chunks [0, n_chunks) of those queries (chunk c's at
+// partials + c * chunk_stride, laid out as AttendFn writes them), in chunk order, and writes
+// their outputs to args.out.
+using AttendMergeFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h0,
+                               int64_t h1, int64_t n_chunks, int64_t chunk_stride,
+                               const float* partials);
+
+// Cached positions per chunk of the online softmax: a decode step's chunk of the bench model's
+// K and V rows (both KV heads) takes 557 KB, which the L2 keeps for the second head's pass.
+inline constexpr int64_t kAttentionChunkPositions = 1024;
 
 // Positions scored per step of the online softmax. Small enough that a block of K and of V rows
 // (dequantised, for Q8_0 KV) stays in L1 while every query of the tile reads it: on the bench
 // model's shape one decode step at depth 32k took 9.6 ms per layer on one thread with blocks of
 // 64 positions, 7.5 ms with 16.
 inline constexpr int64_t kAttentionPositionBlock = 16;
+static_assert(kAttentionChunkPositions % kAttentionPositionBlock == 0);
 // Queries (tokens x heads of a GQA group) attended together, so each block of K and V rows is
 // read once for all of them: a tile's accumulators (32 x head_dim floats) stay in L1/L2 with the
 // block.
 inline constexpr int64_t kAttentionQueryTile = 32;
 
-// Per query: its accumulator, running maximum and denominator; then one block of K and of V rows
-// dequantised to f32 (the SIMD tables', for quantised KV), which is more than the portable
-// table's block of scores and one dequantised row.
-inline constexpr int64_t AttendScratchFloats(int64_t n_queries, int64_t head_dim) {
-  return n_queries * (head_dim + 2) + 2 * kAttentionPositionBlock * head_dim;
+// One block of K and of V rows dequantised to f32 (the SIMD tables', for quantised KV), which is
+// more than the portable table's block of scores and one dequantised row.
+inline constexpr int64_t AttendScratchFloats(int64_t head_dim) {
+  return 2 * kAttentionPositionBlock * head_dim;
 }
 
 // Rows of one weight dtype decoded once, then read by many tiles of tokens: decode writes
@@ -148,6 +170,7 @@ struct KernelTable {
   void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, RopeStyle style,
                const float* factors);
   AttendFn attend;
+  AttendMergeFn attend_merge;
   // The two vector steps of kernels::TopK, which narrows the candidates before sorting them:
   // maxima[b] = max of x[b * kTopKBlock, (b + 1) * kTopKBlock) for b < n_blocks, and the
   // indices i < n with x[i] >= threshold, ascending, written to `indices` (their count returned).

@@ -63,6 +63,7 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.kv_dtype == tensor::DType::kF32 ||
            (args.kv_dtype == tensor::DType::kQ8_0 && args.head_dim % tensor::kQK == 0));
   const internal::AttendFn attend = internal::Table().attend;
+  const internal::AttendMergeFn merge = internal::Table().attend_merge;
   const int64_t group = args.n_heads / args.n_kv_heads;
   // An item is a tile of tokens times the query heads of one KV head, which share every K and V
   // row it reads. When that leaves fewer items than threads (decode with few KV heads), a group
@@ -77,22 +78,70 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   const int64_t n_tiles = (args.n_tokens + tile - 1) / tile;
   const int64_t head_sets = args.n_heads / heads_per_item;
   const int64_t n_items = n_tiles * head_sets;
-  // Work of one item: about its queries * (first_pos + n_tokens) * head_dim * 2 multiply-adds.
-  const int64_t item_macs =
-      std::max<int64_t>(1, std::min(tile, args.n_tokens) * heads_per_item *
-                               (args.first_pos + args.n_tokens) * args.head_dim * 2);
-  const int64_t grain = std::max<int64_t>(1, (1 << 15) / item_macs);
-  internal::ParallelRanges(pool, n_items, grain, [&](int64_t i0, int64_t i1) {
-    const internal::FlushDenormalsScope flush_denormals;
-    // Per thread and kept between calls: attention runs for every layer of every decode step.
+  const int64_t n_chunks = (args.first_pos + args.n_tokens + internal::kAttentionChunkPositions - 1) /
+                           internal::kAttentionChunkPositions;
+  // Partial states of one item's queries for one chunk.
+  const int64_t chunk_stride =
+      std::min(tile, args.n_tokens) * heads_per_item * internal::PartialStateFloats(args.head_dim);
+  const auto item_range = [&](int64_t item, auto&& fn) {
+    const int64_t t0 = (item / head_sets) * tile;
+    const int64_t h0 = (item % head_sets) * heads_per_item;
+    fn(t0, std::min(t0 + tile, args.n_tokens), h0, h0 + heads_per_item);
+  };
+  // Work of one item and chunk: about its queries * positions * head_dim * 2 multiply-adds.
+  const int64_t task_macs = std::max<int64_t>(
+      1, std::min(tile, args.n_tokens) * heads_per_item *
+             std::min(args.first_pos + args.n_tokens, internal::kAttentionChunkPositions) *
+             args.head_dim * 2);
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / task_macs);
+  // Per thread and kept between calls: attention runs for every layer of every decode step.
+  const auto thread_scratch = [&] {
     thread_local std::vector<float> scratch;
-    scratch.resize(static_cast<size_t>(internal::AttendScratchFloats(
-        std::min(tile, args.n_tokens) * heads_per_item, args.head_dim)));
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t t0 = (i / head_sets) * tile;
-      const int64_t h0 = (i % head_sets) * heads_per_item;
-      attend(args, t0, std::min(t0 + tile, args.n_tokens), h0, h0 + heads_per_item,
-             scratch.data());
+    scratch.resize(static_cast<size_t>(internal::AttendScratchFloats(args.head_dim)));
+    return scratch.data();
+  };
+  if (n_chunks > 1 && n_items < 2 * threads) {
+    // Too few items to keep the threads busy (a decode step): the chunks run as tasks of their
+    // own, chunk after chunk, every item of a chunk together (they share its KV rows), and then
+    // each item's chunks are merged.
+    thread_local std::vector<float> partials;
+    partials.resize(static_cast<size_t>(n_items * n_chunks * chunk_stride));
+    float* item_partials = partials.data();
+    internal::ParallelRanges(pool, n_chunks * n_items, grain, [&](int64_t k0, int64_t k1) {
+      const internal::FlushDenormalsScope flush_denormals;
+      float* scratch = thread_scratch();
+      for (int64_t k = k0; k < k1; ++k) {
+        const int64_t chunk = k / n_items, item = k % n_items;
+        item_range(item, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
+          attend(args, t0, t1, h0, h1, chunk,
+                 item_partials + (item * n_chunks + chunk) * chunk_stride, scratch);
+        });
+      }
+    });
+    internal::ParallelRanges(pool, n_items, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t item = i0; item < i1; ++item) {
+        item_range(item, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
+          merge(args, t0, t1, h0, h1, n_chunks, chunk_stride,
+                item_partials + item * n_chunks * chunk_stride);
+        });
+      }
+    });
+    return;
+  }
+  internal::ParallelRanges(pool, n_items, std::max<int64_t>(1, grain / n_chunks),
+                           [&](int64_t i0, int64_t i1) {
+    const internal::FlushDenormalsScope flush_denormals;
+    float* scratch = thread_scratch();
+    thread_local std::vector<float> item_partials;
+    item_partials.resize(static_cast<size_t>(n_chunks * chunk_stride));
+    for (int64_t item = i0; item < i1; ++item) {
+      item_range(item, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
+        for (int64_t chunk = 0; chunk < n_chunks; ++chunk) {
+          attend(args, t0, t1, h0, h1, chunk, item_partials.data() + chunk * chunk_stride,
+                 scratch);
+        }
+        merge(args, t0, t1, h0, h1, n_chunks, chunk_stride, item_partials.data());
+      });
     }
   });
 }
