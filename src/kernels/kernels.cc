@@ -100,10 +100,12 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
     scratch.resize(static_cast<size_t>(internal::AttendScratchFloats(args.head_dim)));
     return scratch.data();
   };
-  if (n_chunks > 1 && n_items < 2 * threads) {
-    // Too few items to keep the threads busy (a decode step): the chunks run as tasks of their
-    // own, chunk after chunk, every item of a chunk together (they share its KV rows), and then
-    // each item's chunks are merged.
+  // A chunk's rows hold every KV head: the head sets of a tile take a chunk one after another,
+  // while it sits in L2, before the next chunk (one thread at depth 32k: 0.80 of the time of
+  // taking each head set through every chunk).
+  if (n_chunks > 1 && n_tiles == 1) {
+    // One tile of tokens (a decode step): the chunks run as tasks of their own, and then each
+    // item's chunks are merged.
     thread_local std::vector<float> partials;
     partials.resize(static_cast<size_t>(n_items * n_chunks * chunk_stride));
     float* item_partials = partials.data();
@@ -128,20 +130,28 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
     });
     return;
   }
-  internal::ParallelRanges(pool, n_items, std::max<int64_t>(1, grain / n_chunks),
-                           [&](int64_t i0, int64_t i1) {
+  // Many tiles (a prompt): a task is a tile, all its head sets, chunk after chunk.
+  internal::ParallelRanges(pool, n_tiles, std::max<int64_t>(1, grain / (n_chunks * head_sets)),
+                           [&](int64_t tile0, int64_t tile1) {
     const internal::FlushDenormalsScope flush_denormals;
     float* scratch = thread_scratch();
-    thread_local std::vector<float> item_partials;
-    item_partials.resize(static_cast<size_t>(n_chunks * chunk_stride));
-    for (int64_t item = i0; item < i1; ++item) {
-      item_range(item, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
-        for (int64_t chunk = 0; chunk < n_chunks; ++chunk) {
-          attend(args, t0, t1, h0, h1, chunk, item_partials.data() + chunk * chunk_stride,
-                 scratch);
+    thread_local std::vector<float> tile_partials;  // [head set][chunk][chunk_stride]
+    tile_partials.resize(static_cast<size_t>(head_sets * n_chunks * chunk_stride));
+    for (int64_t item = tile0 * head_sets; item < tile1 * head_sets; item += head_sets) {
+      for (int64_t chunk = 0; chunk < n_chunks; ++chunk) {
+        for (int64_t set = 0; set < head_sets; ++set) {
+          item_range(item + set, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
+            attend(args, t0, t1, h0, h1, chunk,
+                   tile_partials.data() + (set * n_chunks + chunk) * chunk_stride, scratch);
+          });
         }
-        merge(args, t0, t1, h0, h1, n_chunks, chunk_stride, item_partials.data());
-      });
+      }
+      for (int64_t set = 0; set < head_sets; ++set) {
+        item_range(item + set, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
+          merge(args, t0, t1, h0, h1, n_chunks, chunk_stride,
+                tile_partials.data() + set * n_chunks * chunk_stride);
+        });
+      }
     }
   });
 }
