@@ -79,11 +79,14 @@ void BM_MatMul(benchmark::State& state, tensor::DType type) {
 
 // One attention layer of the bench model (8 query heads, 2 KV heads, head_dim 128) for n_tokens
 // new tokens (1: a decode step; more: a chunk of a prompt) after state.range(0) cached positions,
-// over a cache of kv_dtype rows. Iterations take the bench model's six attention layers in turn,
-// each with a cache of its own, so that a deep cache is read from memory as in a decode step and
-// not from a last-level cache that one layer's rows would fit in.
+// over a cache of kv_dtype rows. Iterations take caches of their own in turn, at least the bench
+// model's six attention layers and at least 256 MiB in all, so that a deep cache is read from
+// memory as in a decode step (where the weights pass through the caches between attention
+// layers) and not from a last-level cache that six layers' rows could fit in (105 MiB of L3 on
+// one machine of ours).
 void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tokens) {
-  constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128, kLayers = 6;
+  constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128, kMinLayers = 6;
+  constexpr int64_t kMinCacheBytes = int64_t{256} << 20;
   const int64_t depth = state.range(0);
   const int64_t n_pos = depth + n_tokens;
   const int64_t row_floats = kKvHeads * kHeadDim;
@@ -91,8 +94,10 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   const int64_t row_bytes = tensor::RowBytes(kv_dtype, row_floats);
   std::vector<uint8_t> layer_cache(static_cast<size_t>(n_pos * row_bytes));
   StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, layer_cache.data());
-  // [kLayers][K, V]
-  const std::vector<std::vector<uint8_t>> caches(2 * kLayers, layer_cache);
+  const int64_t n_layers =
+      std::max(kMinLayers, kMinCacheBytes / std::max<int64_t>(1, 2 * n_pos * row_bytes));
+  // [n_layers][K, V]
+  const std::vector<std::vector<uint8_t>> caches(2 * n_layers, layer_cache);
   const std::vector<float> q = RandomActivations(n_tokens * kHeads * kHeadDim);
   std::vector<float> out(n_tokens * kHeads * kHeadDim);
   AttentionArgs args;
@@ -110,7 +115,7 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   for (auto _ : state) {
     args.k_cache = caches[2 * layer].data();
     args.v_cache = caches[2 * layer + 1].data();
-    layer = (layer + 1) % kLayers;
+    layer = (layer + 1) % n_layers;
     Attention(args, &pool);
     benchmark::DoNotOptimize(out.data());
   }
