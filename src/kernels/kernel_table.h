@@ -75,17 +75,16 @@ using TileDotFn = void (*)(const uint8_t* w, int64_t w_stride_bytes, int64_t num
 // multiples of kAttentionChunkPositions, an online softmax runs over each chunk from scratch, and
 // the chunks' partial states are folded in order (AttendMergeFn). The cut points are fixed, so
 // the result is the same whether one task takes every chunk of a query (a prompt's tiles) or the
-// chunks run as tasks of their own (a decode step, which then spreads over the threads and each
-// task reads whole KV rows of a chunk that its cache holds for every head).
-// A query's partial state: its unnormalised output (head_dim floats), running maximum and
-// denominator; maximum -inf, denominator 0 and output 0 when it saw no position of the chunk.
-inline constexpr int64_t PartialStateFloats(int64_t head_dim) { return head_dim + 2; }
+// chunks run as tasks of their own (a decode step, whose tasks then spread over the threads).
+// A query's partial state: its unnormalised output (head_dim floats), then its running maximum
+// and denominator; maximum -inf, denominator 0 and output 0 when it saw no position of the chunk.
+inline constexpr int64_t kPartialStateExtraFloats = 2;
 
 // Attends the queries of tokens [t0, t1) for query heads [h0, h1), which all read one KV head,
 // over the positions of chunk `chunk` that each sees, and writes their partial states to
-// `partial` ([n_queries][PartialStateFloats(head_dim)], query i being token t0 + i / (h1 - h0) and
-// head h0 + i % (h1 - h0)). `scratch` holds at least AttendScratchFloats(head_dim) floats owned by
-// the calling task. Every query does the same arithmetic, in the same order, whatever tile it is
+// `partial` ([n_queries][head_dim + kPartialStateExtraFloats], query i being token
+// t0 + i / (h1 - h0) and head h0 + i % (h1 - h0)). `scratch` holds at least
+// AttendScratchFloats(head_dim) floats owned by the calling task. Every query does the same arithmetic, in the same order, whatever tile it is
 // attended in, so tiling never changes a result.
 using AttendFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h0,
                           int64_t h1, int64_t chunk, float* partial, float* scratch);

@@ -82,7 +82,8 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
                            internal::kAttentionChunkPositions;
   // Partial states of one item's queries for one chunk.
   const int64_t chunk_stride =
-      std::min(tile, args.n_tokens) * heads_per_item * internal::PartialStateFloats(args.head_dim);
+      std::min(tile, args.n_tokens) * heads_per_item *
+      (args.head_dim + internal::kPartialStateExtraFloats);
   const auto item_range = [&](int64_t item, auto&& fn) {
     const int64_t t0 = (item / head_sets) * tile;
     const int64_t h0 = (item % head_sets) * heads_per_item;
