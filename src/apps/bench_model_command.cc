@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "apps/commands.h"
+#include "apps/cpu_steal.h"
 #include "apps/kv_quant.h"
 #include "apps/loaded_model.h"
 #include "apps/memory_bandwidth.h"
@@ -105,6 +107,7 @@ Status Bench(const BenchFlags& flags) {
   for (const gguf::TensorInfo& info : loaded.file->tensors()) num_params += info.num_elements();
   std::printf("| model | size | params | threads | test | t/s | of the hardware |\n"
               "|---|---|---|---|---|---|---|\n");
+  StealMeter steal;
   for (int64_t depth : flags.depths) {
     const int64_t ctx = depth + std::max(flags.n_prompt, flags.n_gen) + 1;
     state::StateLayout layout = model.StateLayoutFor(ctx);
@@ -128,9 +131,11 @@ Status Bench(const BenchFlags& flags) {
       }
       std::vector<double> rates;
       for (int rep = 0; rep < flags.repetitions; ++rep) {
+        steal.Begin();
         DS_ASSIGN_OR_RETURN(double rate,
                             TimeOnce(model, layout, base, prefill ? flags.n_prompt : 0,
                                      prefill ? 0 : flags.n_gen, &pool, rep));
+        steal.End();
         rates.push_back(rate);
       }
       Sample s = Summarise(rates);
@@ -151,6 +156,12 @@ Status Bench(const BenchFlags& flags) {
                   test.c_str(), s.mean, s.stddev, ratio);
       std::fflush(stdout);
     }
+  }
+  // A share well above zero means the host ran other guests on these CPUs: the threads ran
+  // slower than the bandwidth and FMA readings (taken first) assume.
+  if (const std::optional<double> share = steal.StolenShare()) {
+    std::printf("CPU time taken by the host (steal) during the timed runs: %.1f%%\n",
+                100.0 * *share);
   }
   return OkStatus();
 }

@@ -141,7 +141,8 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
       << r.output;
   for (const char* test : {"| pp16 |", "| tg4 |", "| pp16 @ d32 |", "| tg4 @ d32 |", "FMA peak: ",
                            "decode floor ", "% of floor |", "% of FMA peak |", "KV cache f32",
-                           "runs per test: 1 untimed, then 2 timed"}) {
+                           "runs per test: 1 untimed, then 2 timed",
+                           "CPU time taken by the host (steal) during the timed runs: "}) {
     EXPECT_NE(r.output.find(test), std::string::npos) << test << "\n" << r.output;
   }
   Result no_warmup = RunDeltaserve("bench-model -m " + TinyModelPath("qwen35moe") +
