@@ -159,9 +159,12 @@ Status Bench(const BenchFlags& flags) {
   }
   // A share well above zero means the host ran other guests on these CPUs: the threads ran
   // slower than the bandwidth and FMA readings (taken first) assume.
+  constexpr const char* kStealLine = "CPU time taken by the host (steal) during the timed runs";
   if (const std::optional<double> share = steal.StolenShare()) {
-    std::printf("CPU time taken by the host (steal) during the timed runs: %.1f%%\n",
-                100.0 * *share);
+    std::printf("%s: %.1f%%\n", kStealLine, 100.0 * *share);
+  } else if (ReadCpuTicks().has_value()) {
+    std::printf("%s: not measured (the runs took less than one tick of the kernel's CPU clock)\n",
+                kStealLine);
   }
   return OkStatus();
 }
