@@ -65,12 +65,16 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   const internal::AttendFn attend = internal::Table().attend;
   const internal::AttendMergeFn merge = internal::Table().attend_merge;
   const int64_t group = args.n_heads / args.n_kv_heads;
+  const int64_t n_positions = args.first_pos + args.n_tokens;
+  const int64_t n_chunks = (n_positions + internal::kAttentionChunkPositions - 1) /
+                           internal::kAttentionChunkPositions;
   // An item is a tile of tokens times the query heads of one KV head, which share every K and V
-  // row it reads. When that leaves fewer items than threads (decode with few KV heads), a group
-  // is split into smaller sets of heads.
+  // row it reads. When a cache of one chunk leaves fewer items than threads (decode with few KV
+  // heads), a group is split into smaller sets of heads; a longer cache spreads a decode step
+  // over its chunks instead, without reading each row once per set.
   const int64_t threads = pool != nullptr ? pool->num_threads() : 1;
   int64_t heads_per_item = group;
-  while (heads_per_item > 1 && heads_per_item % 2 == 0 &&
+  while (n_chunks == 1 && heads_per_item > 1 && heads_per_item % 2 == 0 &&
          args.n_kv_heads * (group / heads_per_item) < threads) {
     heads_per_item /= 2;
   }
@@ -78,8 +82,6 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   const int64_t n_tiles = (args.n_tokens + tile - 1) / tile;
   const int64_t head_sets = args.n_heads / heads_per_item;
   const int64_t n_items = n_tiles * head_sets;
-  const int64_t n_chunks = (args.first_pos + args.n_tokens + internal::kAttentionChunkPositions - 1) /
-                           internal::kAttentionChunkPositions;
   // Partial states of one item's queries for one chunk.
   const int64_t chunk_stride =
       std::min(tile, args.n_tokens) * heads_per_item *
@@ -92,7 +94,7 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   // Work of one item and chunk: about its queries * positions * head_dim * 2 multiply-adds.
   const int64_t task_macs = std::max<int64_t>(
       1, std::min(tile, args.n_tokens) * heads_per_item *
-             std::min(args.first_pos + args.n_tokens, internal::kAttentionChunkPositions) *
+             std::min(n_positions, internal::kAttentionChunkPositions) *
              args.head_dim * 2);
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / task_macs);
   // Per thread and kept between calls: attention runs for every layer of every decode step.
@@ -131,26 +133,30 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
     });
     return;
   }
-  // Many tiles (a prompt): a task is a tile, all its head sets, chunk after chunk.
-  internal::ParallelRanges(pool, n_tiles, std::max<int64_t>(1, grain / (n_chunks * head_sets)),
-                           [&](int64_t tile0, int64_t tile1) {
+  // Many tiles (a prompt): a task is a tile with all its head sets, chunk after chunk; a cache of
+  // one chunk has nothing to share between sets, and a task is an item.
+  const int64_t sets_per_task = n_chunks > 1 ? head_sets : 1;
+  internal::ParallelRanges(pool, n_items / sets_per_task,
+                           std::max<int64_t>(1, grain / (n_chunks * sets_per_task)),
+                           [&](int64_t task0, int64_t task1) {
     const internal::FlushDenormalsScope flush_denormals;
     float* scratch = thread_scratch();
-    thread_local std::vector<float> tile_partials;  // [head set][chunk][chunk_stride]
-    tile_partials.resize(static_cast<size_t>(head_sets * n_chunks * chunk_stride));
-    for (int64_t item = tile0 * head_sets; item < tile1 * head_sets; item += head_sets) {
+    thread_local std::vector<float> task_partials;  // [head set][chunk][chunk_stride]
+    task_partials.resize(static_cast<size_t>(sets_per_task * n_chunks * chunk_stride));
+    for (int64_t item = task0 * sets_per_task; item < task1 * sets_per_task;
+         item += sets_per_task) {
       for (int64_t chunk = 0; chunk < n_chunks; ++chunk) {
-        for (int64_t set = 0; set < head_sets; ++set) {
+        for (int64_t set = 0; set < sets_per_task; ++set) {
           item_range(item + set, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
             attend(args, t0, t1, h0, h1, chunk,
-                   tile_partials.data() + (set * n_chunks + chunk) * chunk_stride, scratch);
+                   task_partials.data() + (set * n_chunks + chunk) * chunk_stride, scratch);
           });
         }
       }
-      for (int64_t set = 0; set < head_sets; ++set) {
+      for (int64_t set = 0; set < sets_per_task; ++set) {
         item_range(item + set, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
           merge(args, t0, t1, h0, h1, n_chunks, chunk_stride,
-                tile_partials.data() + set * n_chunks * chunk_stride);
+                task_partials.data() + set * n_chunks * chunk_stride);
         });
       }
     }
