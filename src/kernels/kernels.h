@@ -38,16 +38,18 @@ void MatVec(const MatrixView& w, const float* x, float* y, ThreadPool* pool);
 // y[n_tokens][n_rows] = x[n_tokens][n_cols] * W^T.
 void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool);
 
-// Independent products y_j[n_tokens][w_j.n_rows] = x_j[n_tokens][w_j.n_cols] * W_j^T in one
-// parallel pass over all the jobs' rows: a decode step's experts, or the projections of one input,
-// would otherwise pay a fork and join of the pool per matrix, and each input is encoded once for
-// all the jobs that read it. Each y_j equals what MatMul gives.
+// Independent products y_j[n_j][w_j.n_rows] = x_j[n_j][w_j.n_cols] * W_j^T in one parallel
+// pass over all the jobs' rows: a layer's experts (each with its own tokens), or the projections
+// of one input, would otherwise pay a fork and join of the pool per matrix, and each input is
+// encoded once for all the jobs that read it. The rows are split by multiply-adds, so a job of
+// many tokens gets more tasks than one of few. Each y_j equals what MatMul gives.
 struct MatMulJob {
   MatrixView w;
   const float* x = nullptr;
+  int64_t n_tokens = 0;  // n_j, the rows of x_j and y_j
   float* y = nullptr;
 };
-void MatMuls(std::span<const MatMulJob> jobs, int64_t n_tokens, ThreadPool* pool);
+void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool);
 
 // y = x / sqrt(mean(x^2) + eps) * weight (weight may be null: no scaling). y may alias x.
 void RmsNorm(const float* x, const float* weight, int64_t n, float eps, float* y);

@@ -70,68 +70,103 @@ internal::WideQ8Path WidePathFor(const internal::KernelTable& table, tensor::DTy
   return table.wide_q8(type);
 }
 
+// One distinct input of a MatMuls call: x[n_tokens][n_cols] as the jobs that read it need it.
+struct ActInput {
+  const float* x = nullptr;
+  int64_t n_cols = 0;
+  int64_t n_tokens = 0;
+  ActFormat format = ActFormat::kF32;
+  bool wide = false;  // read by the table's wide path, which takes the rows as they are
+};
+
 // Activations in the form a weight dtype's kernel reads, built once for every matrix of a call.
 struct PreparedActivations {
   const uint8_t* rows = nullptr;   // n_tokens rows of act_stride bytes
   int64_t act_stride = 0;
   const uint8_t* tiles = nullptr;  // interleaved tiles of kMaxTileTokens tokens, or null
   int64_t tile_bytes = 0;
-  bool wide = false;  // the rows feed the table's wide path, which reads them as they are
+  bool wide = false;
 };
 
-// Encodes x[n_tokens][n_cols] for `format` (and, unless for the wide path, as tiles) into the two
-// buffers (grown as needed, kept by the caller across calls).
-PreparedActivations PrepareActivations(ActFormat format, bool wide, int64_t n_cols, const float* x,
-                                       int64_t n_tokens, ThreadPool* pool,
-                                       std::vector<uint8_t>* act_buffer,
-                                       std::vector<uint8_t>* tile_buffer) {
-  PreparedActivations prepared;
-  prepared.act_stride = internal::ActRowBytes(format, n_cols);
-  prepared.rows = reinterpret_cast<const uint8_t*>(x);
-  if (format != ActFormat::kF32) {
-    // The wide path reads whole tiles of rows: the last tile's missing ones are zeros.
-    const int64_t padding_rows = wide ? internal::kMaxWideTileTokens - 1 : 0;
-    act_buffer->resize(static_cast<size_t>(prepared.act_stride * (n_tokens + padding_rows)));
-    uint8_t* dst = act_buffer->data();
-    std::fill(act_buffer->begin() + prepared.act_stride * n_tokens, act_buffer->end(), 0);
-    const int64_t stride = prepared.act_stride;
-    internal::ParallelRanges(
-        pool, n_tokens, std::max<int64_t>(1, kMinTaskMacs / n_cols), [&](int64_t t0, int64_t t1) {
-          for (int64_t t = t0; t < t1; ++t) {
-            internal::QuantizeActRow(format, x + t * n_cols, n_cols, dst + t * stride);
-          }
-        });
-    prepared.rows = dst;
-  }
-  prepared.wide = wide;
+bool EncodedAsTiles(const ActInput& in) {
   const internal::KernelTable& table = internal::Table();
-  const bool legacy = format == ActFormat::kQ8Blocks;
-  const bool tiled = !wide && n_tokens > 1 && ((legacy && table.build_q8_tiles) ||
-                                      (format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
-  if (!tiled) return prepared;
-  const int64_t n_blocks = n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
+  return !in.wide && in.n_tokens > 1 &&
+         ((in.format == ActFormat::kQ8Blocks && table.build_q8_tiles) ||
+          (in.format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
+}
+
+int64_t TileCount(int64_t n_tokens) {
+  return (n_tokens + internal::kMaxTileTokens - 1) / internal::kMaxTileTokens;
+}
+
+// Lays out the encoding of `in` in the two buffers (grown as needed, kept by the caller across
+// calls) and returns where it will be; EncodeRows and EncodeTiles fill it.
+PreparedActivations LayOut(const ActInput& in, std::vector<uint8_t>* act_buffer,
+                           std::vector<uint8_t>* tile_buffer) {
+  PreparedActivations prepared;
+  prepared.act_stride = internal::ActRowBytes(in.format, in.n_cols);
+  prepared.rows = reinterpret_cast<const uint8_t*>(in.x);
+  prepared.wide = in.wide;
+  if (in.format == ActFormat::kF32) return prepared;
+  // The wide path reads whole tiles of rows: the last tile's missing ones are zeros.
+  const int64_t padding_rows = in.wide ? internal::kMaxWideTileTokens - 1 : 0;
+  act_buffer->resize(static_cast<size_t>(prepared.act_stride * (in.n_tokens + padding_rows)));
+  std::fill(act_buffer->begin() + prepared.act_stride * in.n_tokens, act_buffer->end(), 0);
+  prepared.rows = act_buffer->data();
+  if (!EncodedAsTiles(in)) return prepared;
+  const internal::KernelTable& table = internal::Table();
+  const bool legacy = in.format == ActFormat::kQ8Blocks;
+  const int64_t n_blocks = in.n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
   prepared.tile_bytes =
       legacy ? table.q8_tile_bytes(n_blocks)
              : n_blocks * static_cast<int64_t>(sizeof(internal::ActTileQ8KBlock));
-  const int64_t n_tiles = (n_tokens + internal::kMaxTileTokens - 1) / internal::kMaxTileTokens;
-  tile_buffer->resize(static_cast<size_t>(n_tiles * prepared.tile_bytes));
-  uint8_t* tiles = tile_buffer->data();
-  internal::ParallelRanges(pool, n_tiles, 1, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t t0 = i * internal::kMaxTileTokens;
-      const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
-      const uint8_t* act = prepared.rows + t0 * prepared.act_stride;
-      uint8_t* tile = tiles + i * prepared.tile_bytes;
-      if (legacy) {
-        table.build_q8_tiles(act, prepared.act_stride, nt, n_blocks, tile);
-      } else {
-        table.build_q8k_tiles(act, prepared.act_stride, nt, n_blocks,
-                              reinterpret_cast<internal::ActTileQ8KBlock*>(tile));
-      }
+  tile_buffer->resize(static_cast<size_t>(TileCount(in.n_tokens) * prepared.tile_bytes));
+  prepared.tiles = tile_buffer->data();
+  return prepared;
+}
+
+// Encodes rows [t0, t1) of `in` into dst, the rows LayOut gave it.
+void EncodeRows(const ActInput& in, const PreparedActivations& prepared, uint8_t* dst, int64_t t0,
+                int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) {
+    internal::QuantizeActRow(in.format, in.x + t * in.n_cols, in.n_cols,
+                             dst + t * prepared.act_stride);
+  }
+}
+
+// Interleaves tiles [i0, i1) of the encoded rows of `in` (after EncodeRows) into `tiles`, where
+// LayOut put them.
+void EncodeTiles(const ActInput& in, const PreparedActivations& prepared, uint8_t* tiles,
+                 int64_t i0, int64_t i1) {
+  const internal::KernelTable& table = internal::Table();
+  const bool legacy = in.format == ActFormat::kQ8Blocks;
+  const int64_t n_blocks = in.n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
+  for (int64_t i = i0; i < i1; ++i) {
+    const int64_t t0 = i * internal::kMaxTileTokens;
+    const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, in.n_tokens - t0));
+    const uint8_t* act = prepared.rows + t0 * prepared.act_stride;
+    uint8_t* tile = tiles + i * prepared.tile_bytes;
+    if (legacy) {
+      table.build_q8_tiles(act, prepared.act_stride, nt, n_blocks, tile);
+    } else {
+      table.build_q8k_tiles(act, prepared.act_stride, nt, n_blocks,
+                            reinterpret_cast<internal::ActTileQ8KBlock*>(tile));
+    }
+  }
+}
+
+// Runs fn(item, begin, end) over the items' index ranges [0, count_i), all items in one parallel
+// pass: `starts` holds the running sums of the counts (starts[0] = 0, one more entry than items).
+void ForEachItemRange(ThreadPool* pool, const std::vector<int64_t>& starts, int64_t grain,
+                      FunctionRef<void(size_t, int64_t, int64_t)> fn) {
+  internal::ParallelRanges(pool, starts.back(), grain, [&](int64_t b0, int64_t b1) {
+    size_t i = std::upper_bound(starts.begin(), starts.end(), b0) - starts.begin() - 1;
+    for (; i + 1 < starts.size() && starts[i] < b1; ++i) {
+      const int64_t begin = std::max(b0, starts[i]) - starts[i];
+      const int64_t end = std::min(b1, starts[i + 1]) - starts[i];
+      if (begin < end) fn(i, begin, end);
     }
   });
-  prepared.tiles = tiles;
-  return prepared;
 }
 
 // Rows [rb, rb + n_rows) of w decoded by `decode` into this thread's buffer (kept between calls),
@@ -231,65 +266,101 @@ void CheckShape(const MatrixView& w) {
 }  // namespace
 
 void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
-  const MatMulJob job{w, x, y};
-  MatMuls({&job, 1}, n_tokens, pool);
+  const MatMulJob job{w, x, n_tokens, y};
+  MatMuls({&job, 1}, pool);
 }
 
 void MatVec(const MatrixView& w, const float* x, float* y, ThreadPool* pool) {
   MatMul(w, x, 1, y, pool);
 }
 
-void MatMuls(std::span<const MatMulJob> jobs, int64_t n_tokens, ThreadPool* pool) {
-  if (n_tokens <= 0 || jobs.empty()) return;
-  // Per calling thread and kept across calls; the workers read these, not their own.
-  thread_local std::vector<int64_t> row_start_storage, input_of_storage;
+void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool) {
+  // Per calling thread and kept across calls. The lambdas below name these references, not the
+  // thread_local objects, which a worker would resolve to its own.
+  thread_local std::vector<ActInput> input_storage;
   thread_local std::vector<PreparedActivations> prepared_storage;
-  thread_local std::vector<std::vector<uint8_t>> act_buffers, tile_buffers;
-  std::vector<int64_t>& row_starts = row_start_storage;
-  std::vector<int64_t>& input_of = input_of_storage;  // job -> its entry of `prepared`
+  thread_local std::vector<int64_t> input_of_storage, row_start_storage, tile_start_storage,
+      mac_start_storage;
+  thread_local std::vector<std::vector<uint8_t>> act_buffer_storage, tile_buffer_storage;
+  std::vector<ActInput>& inputs = input_storage;
   std::vector<PreparedActivations>& prepared = prepared_storage;
+  std::vector<int64_t>& input_of = input_of_storage;  // job -> its entry of `inputs`
+  std::vector<int64_t>& row_starts = row_start_storage;
+  std::vector<int64_t>& tile_starts = tile_start_storage;
+  std::vector<int64_t>& mac_starts = mac_start_storage;
+  std::vector<std::vector<uint8_t>>& act_buffers = act_buffer_storage;
+  std::vector<std::vector<uint8_t>>& tile_buffers = tile_buffer_storage;
   const internal::KernelTable& table = internal::Table();
-  row_starts.assign(jobs.size() + 1, 0);
-  input_of.assign(jobs.size(), -1);
+  inputs.clear();
   prepared.clear();
-  int64_t macs = 0;
+  input_of.assign(jobs.size(), -1);
   for (size_t j = 0; j < jobs.size(); ++j) {
-    const MatrixView& w = jobs[j].w;
-    CheckShape(w);
-    row_starts[j + 1] = row_starts[j] + w.n_rows;
-    macs += w.n_rows * w.n_cols;
+    const MatMulJob& job = jobs[j];
+    CheckShape(job.w);
+    if (job.n_tokens <= 0 || job.w.n_rows == 0) continue;
     // Activations are encoded once per distinct input and format: a MoE layer's gate and up
     // products, or a layer's projections, all read the same x.
-    const ActFormat format = internal::ActFormatFor(w.type);
-    const bool wide = WidePathFor(table, w.type, n_tokens).tile != nullptr;
-    for (size_t e = 0; e < j && input_of[j] < 0; ++e) {
-      if (jobs[e].x == jobs[j].x && jobs[e].w.n_cols == w.n_cols &&
-          internal::ActFormatFor(jobs[e].w.type) == format && prepared[input_of[e]].wide == wide) {
-        input_of[j] = input_of[e];
+    const ActInput in{job.x, job.w.n_cols, job.n_tokens, internal::ActFormatFor(job.w.type),
+                      WidePathFor(table, job.w.type, job.n_tokens).tile != nullptr};
+    for (size_t e = 0; e < inputs.size() && input_of[j] < 0; ++e) {
+      const ActInput& other = inputs[e];
+      if (other.x == in.x && other.n_cols == in.n_cols && other.n_tokens == in.n_tokens &&
+          other.format == in.format && other.wide == in.wide) {
+        input_of[j] = static_cast<int64_t>(e);
       }
     }
     if (input_of[j] >= 0) continue;
-    input_of[j] = static_cast<int64_t>(prepared.size());
-    if (act_buffers.size() <= prepared.size()) {
-      act_buffers.resize(prepared.size() + 1);
-      tile_buffers.resize(prepared.size() + 1);
+    input_of[j] = static_cast<int64_t>(inputs.size());
+    if (act_buffers.size() <= inputs.size()) {
+      act_buffers.resize(inputs.size() + 1);
+      tile_buffers.resize(inputs.size() + 1);
     }
-    prepared.push_back(PrepareActivations(format, wide, w.n_cols, jobs[j].x, n_tokens, pool,
-                                          &act_buffers[prepared.size()],
-                                          &tile_buffers[prepared.size()]));
+    prepared.push_back(LayOut(in, &act_buffers[inputs.size()], &tile_buffers[inputs.size()]));
+    inputs.push_back(in);
   }
-  const int64_t total_rows = row_starts.back();
-  if (total_rows == 0) return;
-  const int64_t grain = std::max<int64_t>(
-      1, kMinTaskMacs * total_rows / std::max<int64_t>(1, macs * n_tokens));
-  internal::ParallelRanges(pool, total_rows, grain, [&](int64_t r0, int64_t r1) {
-    size_t j = std::upper_bound(row_starts.begin(), row_starts.end(), r0) - row_starts.begin() - 1;
-    for (int64_t r = r0; r < r1; ++j) {
-      const int64_t end = std::min(r1, row_starts[j + 1]);
-      MatMulRows(jobs[j].w, prepared[input_of[j]], n_tokens, jobs[j].y, r - row_starts[j],
-                 end - row_starts[j]);
-      r = end;
-    }
+  if (inputs.empty()) return;
+
+  // Every input's rows in one parallel pass, then every input's tiles in another.
+  row_starts.assign(1, 0);
+  tile_starts.assign(1, 0);
+  int64_t encoded_values = 0;
+  for (const ActInput& in : inputs) {
+    const bool encoded = in.format != ActFormat::kF32;
+    row_starts.push_back(row_starts.back() + (encoded ? in.n_tokens : 0));
+    tile_starts.push_back(tile_starts.back() + (EncodedAsTiles(in) ? TileCount(in.n_tokens) : 0));
+    if (encoded) encoded_values += in.n_tokens * in.n_cols;
+  }
+  if (row_starts.back() > 0) {
+    const int64_t grain =
+        std::max<int64_t>(1, kMinTaskMacs * row_starts.back() / std::max<int64_t>(1, encoded_values));
+    ForEachItemRange(pool, row_starts, grain, [&](size_t i, int64_t t0, int64_t t1) {
+      EncodeRows(inputs[i], prepared[i], act_buffers[i].data(), t0, t1);
+    });
+  }
+  if (tile_starts.back() > 0) {
+    ForEachItemRange(pool, tile_starts, 1, [&](size_t i, int64_t i0, int64_t i1) {
+      EncodeTiles(inputs[i], prepared[i], tile_buffers[i].data(), i0, i1);
+    });
+  }
+
+  // Tasks of equal multiply-adds: a task's share of a job is its rows, cut where the task's
+  // share of the job's multiply-adds ends (on a wide path at whole groups of rows, since a
+  // partial group costs a full tile product).
+  mac_starts.assign(1, 0);
+  for (const MatMulJob& job : jobs) {
+    const int64_t macs = job.n_tokens > 0 ? job.w.n_rows * job.w.n_cols * job.n_tokens : 0;
+    mac_starts.push_back(mac_starts.back() + macs);
+  }
+  if (mac_starts.back() == 0) return;
+  ForEachItemRange(pool, mac_starts, kMinTaskMacs, [&](size_t j, int64_t m0, int64_t m1) {
+    const MatMulJob& job = jobs[j];
+    const int64_t row_macs = job.w.n_cols * job.n_tokens;
+    const int64_t group = std::max<int64_t>(1, WidePathFor(table, job.w.type, job.n_tokens).row_group);
+    const auto row_at = [&](int64_t m) {
+      return std::min(job.w.n_rows, RoundUp((m + row_macs - 1) / row_macs, group));
+    };
+    const int64_t r0 = row_at(m0), r1 = row_at(m1);
+    if (r0 < r1) MatMulRows(job.w, prepared[input_of[j]], job.n_tokens, job.y, r0, r1);
   });
 }
 

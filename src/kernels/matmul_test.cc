@@ -292,13 +292,13 @@ TEST_P(MatMulTest, OneTokenMatMulsEqualOneMatVecPerJob) {
     got[j].assign(matrices[j].view.n_rows, -1.0f);
     want[j].assign(matrices[j].view.n_rows, 0.0f);
     MatVec(matrices[j].view, x, want[j].data(), nullptr);
-    jobs.push_back({matrices[j].view, x, got[j].data()});
+    jobs.push_back({matrices[j].view, x, 1, got[j].data()});
   }
-  MatMuls(jobs, 1, &pool);
+  MatMuls(jobs, &pool);
   for (size_t j = 0; j < matrices.size(); ++j) {
     EXPECT_EQ(got[j], want[j]) << tensor::DTypeName(matrices[j].view.type) << " job " << j;
   }
-  MatMuls({}, 1, &pool);  // nothing to do is fine
+  MatMuls({}, &pool);  // nothing to do is fine
 }
 
 // Prompts: jobs that share an input share its encoding and tiles, the others (another input, or
@@ -327,9 +327,9 @@ TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
       got[j].assign(n_out, -1.0f);
       want[j].assign(n_out, 0.0f);
       MatMul(matrices[j].view, inputs[j], n_tokens, want[j].data(), nullptr);
-      jobs.push_back({matrices[j].view, inputs[j], got[j].data()});
+      jobs.push_back({matrices[j].view, inputs[j], n_tokens, got[j].data()});
     }
-    MatMuls(jobs, n_tokens, &pool);
+    MatMuls(jobs, &pool);
     for (size_t j = 0; j < matrices.size(); ++j) {
       EXPECT_EQ(got[j], want[j]) << tensor::DTypeName(matrices[j].view.type) << " job " << j;
     }
@@ -341,7 +341,7 @@ TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
   // Formats and inputs mixed.
   check({{DType::kQ8_0, 33, false}, {DType::kQ4_K, 20, false}, {DType::kF16, 7, false},
          {DType::kQ8_0, 2, true}, {DType::kQ4_K, 65, true}, {DType::kQ8_0, 9, false}});
-  MatMuls({}, n_tokens, &pool);  // nothing to do is fine
+  MatMuls({}, &pool);  // nothing to do is fine
 }
 
 TEST_P(MatMulTest, ZeroActivationsGiveZero) {

@@ -1,11 +1,23 @@
 #include "model/blocks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "model/weights.h"
 
 namespace ds::model {
+
+void ForRanges(ThreadPool* pool, int64_t n, int64_t item_ops,
+               FunctionRef<void(int64_t, int64_t)> fn) {
+  if (n <= 0) return;
+  const int64_t grain = std::max<int64_t>(1, kMinRangeOps / std::max<int64_t>(1, item_ops));
+  if (pool == nullptr || n <= grain) {
+    fn(0, n);
+  } else {
+    pool->ParallelFor(n, grain, fn);
+  }
+}
 
 void EmbedTokens(const kernels::MatrixView& embedding, std::span<const int32_t> tokens,
                  float* x) {
@@ -42,8 +54,8 @@ void Project(const float* x, int64_t n_tokens, std::initializer_list<Projection>
              ThreadPool* pool) {
   thread_local std::vector<kernels::MatMulJob> jobs;
   jobs.clear();
-  for (const Projection& p : projections) jobs.push_back({p.w, x, p.y});
-  kernels::MatMuls(jobs, n_tokens, pool);
+  for (const Projection& p : projections) jobs.push_back({p.w, x, n_tokens, p.y});
+  kernels::MatMuls(jobs, pool);
 }
 
 void AttendOverCache(const HParams& hp, int layer, const float* q, const float* k,
@@ -75,7 +87,10 @@ void AttendOverCache(const HParams& hp, int layer, const float* q, const float* 
 void SwiGluFfn(const FfnWeights& w, const float* x, int64_t n_tokens, float* gate_buf,
                float* up_buf, float* out, ThreadPool* pool) {
   Project(x, n_tokens, {{w.gate, gate_buf}, {w.up, up_buf}}, pool);
-  kernels::SwiGlu(gate_buf, up_buf, n_tokens * w.gate.n_rows, gate_buf);
+  const int64_t n_ff = w.gate.n_rows;
+  ForRanges(pool, n_tokens, n_ff, [&](int64_t t0, int64_t t1) {
+    kernels::SwiGlu(gate_buf + t0 * n_ff, up_buf + t0 * n_ff, (t1 - t0) * n_ff, gate_buf + t0 * n_ff);
+  });
   Linear(w.down, nullptr, gate_buf, n_tokens, out, pool);
 }
 

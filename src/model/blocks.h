@@ -13,6 +13,13 @@
 
 namespace ds::model {
 
+// fn(begin, end) over ranges of [0, n) on the pool (which may be null), each range worth at least
+// kMinRangeOps element operations at item_ops per item: a prompt's per-token loops spread over
+// the threads, while a decode step's run inline instead of paying a fork and join.
+inline constexpr int64_t kMinRangeOps = 1 << 15;
+void ForRanges(ThreadPool* pool, int64_t n, int64_t item_ops,
+               FunctionRef<void(int64_t, int64_t)> fn);
+
 // x[t] = dequantised row tokens[t] of the embedding matrix {n_embd, n_vocab}.
 void EmbedTokens(const kernels::MatrixView& embedding, std::span<const int32_t> tokens, float* x);
 

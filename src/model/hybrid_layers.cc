@@ -127,93 +127,119 @@ void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights
   Linear(w.out, nullptr, attn_.data(), n_tokens, out, pool);
 }
 
-void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
-                     float* out, ThreadPool* pool) {
-  const int64_t n_embd = hp.n_embd;
+void MoeFfn::Route(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
+                   ThreadPool* pool) {
   const int64_t n_expert = hp.n_expert;
   const int64_t top_k = hp.n_expert_used;
   Fit(&router_logits_, n_tokens * n_expert);
   Fit(&weights_, n_tokens * top_k);
   if (static_cast<int64_t>(chosen_.size()) < n_tokens * top_k) chosen_.resize(n_tokens * top_k);
   Linear(w.router, nullptr, xn, n_tokens, router_logits_.data(), pool);
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    float* probs = router_logits_.data() + t * n_expert;
-    kernels::Softmax(probs, n_expert);
-    int32_t* chosen = chosen_.data() + t * top_k;
-    kernels::TopK(probs, n_expert, top_k, chosen);
-    float sum = 0.0f;
-    for (int64_t j = 0; j < top_k; ++j) sum += probs[chosen[j]];
-    for (int64_t j = 0; j < top_k; ++j) weights_[t * top_k + j] = probs[chosen[j]] / sum;
-  }
+  ForRanges(pool, n_tokens, 8 * n_expert, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* probs = router_logits_.data() + t * n_expert;
+      kernels::Softmax(probs, n_expert);
+      int32_t* chosen = chosen_.data() + t * top_k;
+      kernels::TopK(probs, n_expert, top_k, chosen);
+      float sum = 0.0f;
+      for (int64_t j = 0; j < top_k; ++j) sum += probs[chosen[j]];
+      for (int64_t j = 0; j < top_k; ++j) weights_[t * top_k + j] = probs[chosen[j]] / sum;
+    }
+  });
 
-  if (n_tokens == 1) return ForwardOneToken(hp, w, xn, out, pool);
-  const int64_t n_ff = std::max(hp.n_ff_expert, hp.n_ff_shared_expert);
-  Fit(&gathered_, n_tokens * n_embd);
-  Fit(&expert_out_, n_tokens * n_embd);
-  Fit(&gate_buf_, n_tokens * n_ff);
-  Fit(&up_buf_, n_tokens * n_ff);
-  std::fill(out, out + n_tokens * n_embd, 0.0f);
-  for (int64_t e = 0; e < n_expert; ++e) {
-    rows_.clear();
-    for (int64_t i = 0; i < n_tokens * top_k; ++i) {
-      if (chosen_[i] == e) rows_.push_back(i);
-    }
-    if (rows_.empty()) continue;
-    for (size_t r = 0; r < rows_.size(); ++r) {
-      std::memcpy(gathered_.data() + r * n_embd, xn + (rows_[r] / top_k) * n_embd,
-                  n_embd * sizeof(float));
-    }
-    SwiGluFfn(w.experts[e], gathered_.data(), static_cast<int64_t>(rows_.size()),
-              gate_buf_.data(), up_buf_.data(), expert_out_.data(), pool);
-    for (size_t r = 0; r < rows_.size(); ++r) {
-      kernels::Axpy(weights_[rows_[r]], expert_out_.data() + r * n_embd, n_embd,
-                    out + (rows_[r] / top_k) * n_embd);
-    }
-  }
-
-  SwiGluFfn(w.shared, xn, n_tokens, gate_buf_.data(), up_buf_.data(), expert_out_.data(), pool);
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    float gate = kernels::Sigmoid(kernels::Dot(w.shared_gate, xn + t * n_embd, n_embd));
-    kernels::Axpy(gate, expert_out_.data() + t * n_embd, n_embd, out + t * n_embd);
-  }
+  // A stable counting sort of the (token, slot) pairs by expert.
+  const int64_t n_pairs = n_tokens * top_k;
+  expert_start_.assign(n_expert + 1, 0);
+  for (int64_t i = 0; i < n_pairs; ++i) ++expert_start_[chosen_[i] + 1];
+  for (int64_t e = 0; e < n_expert; ++e) expert_start_[e + 1] += expert_start_[e];
+  if (static_cast<int64_t>(row_of_.size()) < n_pairs) row_of_.resize(n_pairs);
+  next_row_.assign(expert_start_.begin(), expert_start_.end() - 1);
+  for (int64_t i = 0; i < n_pairs; ++i) row_of_[i] = next_row_[chosen_[i]]++;
 }
 
-void MoeFfn::ForwardOneToken(const HParams& hp, const MoeWeights& w, const float* xn, float* out,
-                             ThreadPool* pool) {
+void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
+                     float* out, ThreadPool* pool) {
+  Route(hp, w, xn, n_tokens, pool);
   const int64_t n_embd = hp.n_embd;
   const int64_t top_k = hp.n_expert_used;
-  const int64_t n_ff = std::max(hp.n_ff_expert, hp.n_ff_shared_expert);
-  // Slot j < top_k is the j-th chosen expert, slot top_k the shared expert.
-  Fit(&gate_buf_, (top_k + 1) * n_ff);
-  Fit(&up_buf_, (top_k + 1) * n_ff);
-  Fit(&expert_out_, (top_k + 1) * n_embd);
-  const auto ffn = [&](int64_t slot) -> const FfnWeights& {
-    return slot < top_k ? w.experts[chosen_[slot]] : w.shared;
-  };
-  jobs_.clear();
-  for (int64_t slot = 0; slot <= top_k; ++slot) {
-    jobs_.push_back({ffn(slot).gate, xn, gate_buf_.data() + slot * n_ff});
-    jobs_.push_back({ffn(slot).up, xn, up_buf_.data() + slot * n_ff});
-  }
-  kernels::MatMuls(jobs_, 1, pool);
-  jobs_.clear();
-  for (int64_t slot = 0; slot <= top_k; ++slot) {
-    float* gate = gate_buf_.data() + slot * n_ff;
-    kernels::SwiGlu(gate, up_buf_.data() + slot * n_ff, ffn(slot).gate.n_rows, gate);
-    jobs_.push_back({ffn(slot).down, gate, expert_out_.data() + slot * n_embd});
-  }
-  kernels::MatMuls(jobs_, 1, pool);
-
-  // Summed in increasing expert id, as the batched path does.
-  std::fill(out, out + n_embd, 0.0f);
-  for (int64_t e = 0; e < hp.n_expert; ++e) {
-    for (int64_t slot = 0; slot < top_k; ++slot) {
-      if (chosen_[slot] != e) continue;
-      kernels::Axpy(weights_[slot], expert_out_.data() + slot * n_embd, n_embd, out);
+  const int64_t n_pairs = n_tokens * top_k;
+  const int64_t n_ff = hp.n_ff_expert;
+  const int64_t n_ff_shared = hp.n_ff_shared_expert;
+  const auto tokens_of = [&](int64_t e) { return expert_start_[e + 1] - expert_start_[e]; };
+  // An expert every token chose reads xn itself (always so for one token), the others their
+  // tokens' rows gathered in token order.
+  Fit(&gathered_, n_pairs * n_embd);
+  ForRanges(pool, n_pairs, n_embd, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      if (tokens_of(chosen_[i]) == n_tokens) continue;
+      std::memcpy(gathered_.data() + row_of_[i] * n_embd, xn + (i / top_k) * n_embd,
+                  n_embd * sizeof(float));
     }
+  });
+  const auto input_of = [&](int64_t e) {
+    return tokens_of(e) == n_tokens ? xn : gathered_.data() + expert_start_[e] * n_embd;
+  };
+
+  // Routed rows first ([n_pairs][n_ff], grouped by expert), then the shared expert's
+  // ([n_tokens][n_ff_shared]).
+  const int64_t ff_values = n_pairs * n_ff + n_tokens * n_ff_shared;
+  Fit(&gate_buf_, ff_values);
+  Fit(&up_buf_, ff_values);
+  Fit(&expert_out_, (n_pairs + n_tokens) * n_embd);
+  float* shared_gate = gate_buf_.data() + n_pairs * n_ff;
+  float* shared_up = up_buf_.data() + n_pairs * n_ff;
+  float* shared_out = expert_out_.data() + n_pairs * n_embd;
+  jobs_.clear();
+  for (int64_t e = 0; e < hp.n_expert; ++e) {
+    if (tokens_of(e) == 0) continue;
+    const int64_t first = expert_start_[e];
+    jobs_.push_back({w.experts[e].gate, input_of(e), tokens_of(e), gate_buf_.data() + first * n_ff});
+    jobs_.push_back({w.experts[e].up, input_of(e), tokens_of(e), up_buf_.data() + first * n_ff});
   }
-  const float gate = kernels::Sigmoid(kernels::Dot(w.shared_gate, xn, n_embd));
-  kernels::Axpy(gate, expert_out_.data() + top_k * n_embd, n_embd, out);
+  jobs_.push_back({w.shared.gate, xn, n_tokens, shared_gate});
+  jobs_.push_back({w.shared.up, xn, n_tokens, shared_up});
+  kernels::MatMuls(jobs_, pool);
+
+  const auto ff_row = [&](int64_t r) {
+    return r < n_pairs ? r * n_ff : n_pairs * n_ff + (r - n_pairs) * n_ff_shared;
+  };
+  ForRanges(pool, n_pairs + n_tokens, std::max(n_ff, n_ff_shared), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* gate = gate_buf_.data() + ff_row(r);
+      kernels::SwiGlu(gate, up_buf_.data() + ff_row(r), r < n_pairs ? n_ff : n_ff_shared, gate);
+    }
+  });
+
+  jobs_.clear();
+  for (int64_t e = 0; e < hp.n_expert; ++e) {
+    if (tokens_of(e) == 0) continue;
+    const int64_t first = expert_start_[e];
+    jobs_.push_back({w.experts[e].down, gate_buf_.data() + first * n_ff, tokens_of(e),
+                     expert_out_.data() + first * n_embd});
+  }
+  jobs_.push_back({w.shared.down, shared_gate, n_tokens, shared_out});
+  kernels::MatMuls(jobs_, pool);
+
+  // Each token sums its experts in increasing id, then the gated shared expert.
+  ForRanges(pool, n_tokens, (top_k + 2) * n_embd, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* o = out + t * n_embd;
+      std::fill(o, o + n_embd, 0.0f);
+      const int32_t* chosen = chosen_.data() + t * top_k;
+      for (int32_t last = -1;;) {
+        int64_t slot = -1;
+        for (int64_t j = 0; j < top_k; ++j) {
+          if (chosen[j] > last && (slot < 0 || chosen[j] < chosen[slot])) slot = j;
+        }
+        if (slot < 0) break;
+        last = chosen[slot];
+        const int64_t pair = t * top_k + slot;
+        kernels::Axpy(weights_[pair], expert_out_.data() + row_of_[pair] * n_embd, n_embd, o);
+      }
+      const float gate = kernels::Sigmoid(kernels::Dot(w.shared_gate, xn + t * n_embd, n_embd));
+      kernels::Axpy(gate, shared_out + t * n_embd, n_embd, o);
+    }
+  });
 }
 
 }  // namespace ds::model

@@ -86,21 +86,24 @@ struct MoeWeights {
 class MoeFfn {
  public:
   // out = sum over the top-k experts of renormalised softmax weight * expert(xn)
-  //       + sigmoid(shared_gate . xn) * shared(xn). Tokens are grouped by expert so each expert's
-  // weights are read once per batch.
+  //       + sigmoid(shared_gate . xn) * shared(xn). Tokens are grouped by expert, and every
+  // expert's gate and up products run in one parallel pass and every down product in another,
+  // so each expert's weights are read once per batch and the layer pays two forks and joins of
+  // the pool, not a few per expert. A token's result has the same bits in any batch.
   void Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
                float* out, ThreadPool* pool);
 
  private:
-  // Forward for one token (decode), after routing: every expert's gate and up products in one
-  // parallel pass and every down product in another, the same arithmetic as the batched path.
-  void ForwardOneToken(const HParams& hp, const MoeWeights& w, const float* xn, float* out,
-                       ThreadPool* pool);
+  // Chooses each token's experts and weights, and groups the (token, slot) pairs by expert.
+  void Route(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
+             ThreadPool* pool);
   std::vector<kernels::MatMulJob> jobs_;
   std::vector<float> router_logits_, gathered_, expert_out_, gate_buf_, up_buf_;
-  std::vector<int32_t> chosen_;    // [n_tokens][k]
-  std::vector<float> weights_;     // [n_tokens][k]
-  std::vector<int64_t> rows_;      // flattened (token, slot) indices routed to one expert
+  std::vector<int32_t> chosen_;         // [n_tokens][k]
+  std::vector<float> weights_;          // [n_tokens][k]
+  std::vector<int64_t> expert_start_;   // [n_expert + 1]: expert e's pairs are rows [start_e, start_e+1)
+  std::vector<int64_t> row_of_;         // [n_tokens * k]: the pair's row in expert order
+  std::vector<int64_t> next_row_;       // [n_expert]: Route's cursor per expert
 };
 
 }  // namespace ds::model
