@@ -344,6 +344,36 @@ TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
   MatMuls({}, &pool);  // nothing to do is fine
 }
 
+// Jobs with their own token counts, as a MoE layer's experts: one input read by two counts is
+// encoded once per count, a job of no tokens writes nothing, and every y equals its MatMul. The
+// tasks are cut by multiply-adds, so the 200-token job's rows are spread over several tasks.
+TEST_P(MatMulTest, MatMulsTakesEachJobsOwnTokenCount) {
+  std::mt19937 rng(91);
+  ThreadPool pool(3);
+  const int64_t n_cols = 256;
+  const std::vector<float> x = RandomFloats(rng, 200 * n_cols);
+  // {dtype, rows, tokens}
+  const std::vector<std::tuple<DType, int64_t, int64_t>> shapes = {
+      {DType::kQ8_0, 48, 200}, {DType::kQ8_0, 48, 5}, {DType::kQ8_0, 16, 0}, {DType::kQ4_K, 33, 17},
+      {DType::kQ8_0, 7, 1},    {DType::kF16, 9, 40},  {DType::kQ6_K, 64, 200}};
+  std::vector<TestMatrix> matrices;
+  std::vector<std::vector<float>> got, want;
+  std::vector<MatMulJob> jobs;
+  for (const auto& [type, n_rows, n_tokens] : shapes) {
+    matrices.push_back(MakeMatrix(type, n_rows, n_cols, rng));
+    got.emplace_back(std::max<int64_t>(1, n_tokens) * n_rows, -1.0f);
+    want.emplace_back(std::max<int64_t>(1, n_tokens) * n_rows, -1.0f);
+    if (n_tokens > 0) MatMul(matrices.back().view, x.data(), n_tokens, want.back().data(), nullptr);
+  }
+  for (size_t j = 0; j < shapes.size(); ++j) {
+    jobs.push_back({matrices[j].view, x.data(), std::get<2>(shapes[j]), got[j].data()});
+  }
+  MatMuls(jobs, &pool);
+  for (size_t j = 0; j < shapes.size(); ++j) {
+    EXPECT_EQ(got[j], want[j]) << tensor::DTypeName(matrices[j].view.type) << " job " << j;
+  }
+}
+
 TEST_P(MatMulTest, ZeroActivationsGiveZero) {
   std::mt19937 rng(5);
   for (DType type : kWeightTypes) {
