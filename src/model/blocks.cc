@@ -27,13 +27,19 @@ void EmbedTokens(const kernels::MatrixView& embedding, std::span<const int32_t> 
 }
 
 void RmsNormRows(const float* x, const float* weight, int64_t rows, int64_t width, float eps,
-                 float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    kernels::RmsNorm(x + r * width, weight, width, eps, y + r * width);
-  }
+                 float* y, ThreadPool* pool) {
+  ForRanges(pool, rows, 2 * width, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      kernels::RmsNorm(x + r * width, weight, width, eps, y + r * width);
+    }
+  });
 }
 
-void AddInPlace(float* x, const float* y, int64_t n) { kernels::Axpy(1.0f, y, n, x); }
+void AddRows(float* x, const float* y, int64_t rows, int64_t width, ThreadPool* pool) {
+  ForRanges(pool, rows, width, [&](int64_t r0, int64_t r1) {
+    kernels::Axpy(1.0f, y + r0 * width, (r1 - r0) * width, x + r0 * width);
+  });
+}
 
 void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int64_t n_tokens,
             float* y, ThreadPool* pool) {
@@ -47,7 +53,7 @@ void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int
 
 void AddBias(const float* bias, int64_t n_tokens, int64_t n_rows, float* y) {
   if (bias == nullptr) return;
-  for (int64_t t = 0; t < n_tokens; ++t) AddInPlace(y + t * n_rows, bias, n_rows);
+  for (int64_t t = 0; t < n_tokens; ++t) kernels::Axpy(1.0f, bias, n_rows, y + t * n_rows);
 }
 
 void Project(const float* x, int64_t n_tokens, std::initializer_list<Projection> projections,

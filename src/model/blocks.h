@@ -25,10 +25,10 @@ void EmbedTokens(const kernels::MatrixView& embedding, std::span<const int32_t> 
 
 // y[t] = rmsnorm(x[t]) * weight for each of `rows` rows of `width`. y may alias x.
 void RmsNormRows(const float* x, const float* weight, int64_t rows, int64_t width, float eps,
-                 float* y);
+                 float* y, ThreadPool* pool);
 
-// x += y over n elements.
-void AddInPlace(float* x, const float* y, int64_t n);
+// x[t] += y[t] for each of `rows` rows of `width`.
+void AddRows(float* x, const float* y, int64_t rows, int64_t width, ThreadPool* pool);
 
 // y[t][n_rows] = W x[t] + bias (bias may be null).
 void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int64_t n_tokens,

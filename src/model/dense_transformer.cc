@@ -137,16 +137,19 @@ void DenseTransformer::AttentionBlock(int layer, int64_t n_tokens, state::Sequen
   AddBias(l.bk, n_tokens, kv_dim, k_.data());
   AddBias(l.bv, n_tokens, kv_dim, v_.data());
   if (traits_.qk_norm) {
-    RmsNormRows(q_.data(), l.q_norm, n_tokens * hp.n_head, hp.head_dim, hp.rms_eps, q_.data());
+    RmsNormRows(q_.data(), l.q_norm, n_tokens * hp.n_head, hp.head_dim, hp.rms_eps, q_.data(),
+                pool);
     RmsNormRows(k_.data(), l.k_norm, n_tokens * hp.n_head_kv, hp.head_dim, hp.rms_eps,
-                k_.data());
+                k_.data(), pool);
   }
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    kernels::Rope(q_.data() + t * q_dim, hp.n_head, hp.head_dim, hp.n_rot, first_pos + t,
-                  hp.rope_freq_base, traits_.rope_style);
-    kernels::Rope(k_.data() + t * kv_dim, hp.n_head_kv, hp.head_dim, hp.n_rot, first_pos + t,
-                  hp.rope_freq_base, traits_.rope_style);
-  }
+  ForRanges(pool, n_tokens, 4 * (q_dim + kv_dim), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      kernels::Rope(q_.data() + t * q_dim, hp.n_head, hp.head_dim, hp.n_rot, first_pos + t,
+                    hp.rope_freq_base, traits_.rope_style);
+      kernels::Rope(k_.data() + t * kv_dim, hp.n_head_kv, hp.head_dim, hp.n_rot, first_pos + t,
+                    hp.rope_freq_base, traits_.rope_style);
+    }
+  });
   AttendOverCache(hp, layer, q_.data(), k_.data(), v_.data(), n_tokens, state, attn_.data(), pool);
   Linear(l.wo, nullptr, attn_.data(), n_tokens, tmp_.data(), pool);
 }
@@ -161,20 +164,20 @@ Status DenseTransformer::Forward(std::span<const int32_t> tokens, state::Sequenc
   EmbedTokens(token_embd_, tokens, x_.data());
   for (int layer = 0; layer < hp.n_layer; ++layer) {
     const LayerWeights& l = layers_[layer];
-    RmsNormRows(x_.data(), l.attn_norm, n_tokens, hp.n_embd, hp.rms_eps, xn_.data());
+    RmsNormRows(x_.data(), l.attn_norm, n_tokens, hp.n_embd, hp.rms_eps, xn_.data(), pool);
     AttentionBlock(layer, n_tokens, state, pool);
-    AddInPlace(x_.data(), tmp_.data(), n_tokens * hp.n_embd);
+    AddRows(x_.data(), tmp_.data(), n_tokens, hp.n_embd, pool);
 
-    RmsNormRows(x_.data(), l.ffn_norm, n_tokens, hp.n_embd, hp.rms_eps, xn_.data());
+    RmsNormRows(x_.data(), l.ffn_norm, n_tokens, hp.n_embd, hp.rms_eps, xn_.data(), pool);
     SwiGluFfn(l.ffn, xn_.data(), n_tokens, gate_.data(), up_.data(), tmp_.data(), pool);
-    AddInPlace(x_.data(), tmp_.data(), n_tokens * hp.n_embd);
+    AddRows(x_.data(), tmp_.data(), n_tokens, hp.n_embd, pool);
   }
   state->Advance(n_tokens);
 
   const int64_t first_out = mode == LogitsMode::kAll ? 0 : n_tokens - 1;
   const int64_t n_out = n_tokens - first_out;
   const float* x_out = x_.data() + first_out * hp.n_embd;
-  RmsNormRows(x_out, output_norm_, n_out, hp.n_embd, hp.rms_eps, xn_.data());
+  RmsNormRows(x_out, output_norm_, n_out, hp.n_embd, hp.rms_eps, xn_.data(), pool);
   Linear(output_, nullptr, xn_.data(), n_out, logits, pool);
   return OkStatus();
 }

@@ -13,27 +13,26 @@ void Fit(std::vector<float>* buf, int64_t size) {
 
 }  // namespace
 
-void DeltaNetMixer::Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, int64_t n_tokens) {
+void DeltaNetMixer::Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, int64_t n_tokens,
+                          ThreadPool* pool) {
   const int64_t hv = dims.num_v_heads;
-  if (w.fused_ba) {
-    // Rows per key head g: [b for value heads g*r..g*r+r-1 | a for the same heads].
-    const int64_t r = hv / dims.num_k_heads;
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      for (int64_t h = 0; h < hv; ++h) {
-        const float* group = ba_.data() + t * 2 * hv + (h / r) * 2 * r;
-        b_[t * hv + h] = group[h % r];
-        a_[t * hv + h] = group[r + h % r];
-      }
-    }
-  }
   Fit(&beta_, n_tokens * hv);
   Fit(&g_, n_tokens * hv);
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    for (int64_t h = 0; h < hv; ++h) {
-      beta_[t * hv + h] = kernels::Sigmoid(b_[t * hv + h]);
-      g_[t * hv + h] = kernels::Softplus(a_[t * hv + h] + w.dt_bias[h]) * w.ssm_a[h];
+  // Rows of a fused projection per key head g: [b for value heads g*r..g*r+r-1 | a for them].
+  const int64_t r = hv / dims.num_k_heads;
+  ForRanges(pool, n_tokens, 64 * hv, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      for (int64_t h = 0; h < hv; ++h) {
+        if (w.fused_ba) {
+          const float* group = ba_.data() + t * 2 * hv + (h / r) * 2 * r;
+          b_[t * hv + h] = group[h % r];
+          a_[t * hv + h] = group[r + h % r];
+        }
+        beta_[t * hv + h] = kernels::Sigmoid(b_[t * hv + h]);
+        g_[t * hv + h] = kernels::Softplus(a_[t * hv + h] + w.dt_bias[h]) * w.ssm_a[h];
+      }
     }
-  }
+  });
 }
 
 void DeltaNetMixer::Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, const float* xn,
@@ -57,16 +56,18 @@ void DeltaNetMixer::Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, 
              {w.alpha, a_.data()}},
             pool);
   }
-  Gates(dims, w, n_tokens);
+  Gates(dims, w, n_tokens, pool);
 
   kernels::CausalConv1dSilu(mixed_.data(), n_tokens, conv_dim, w.conv, dims.conv_kernel,
                             conv_state, mixed_.data(), pool);
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    float* row = mixed_.data() + t * conv_dim;
-    kernels::L2NormalizeHeads(row, dims.num_k_heads, dk, dims.eps, q_scale);
-    kernels::L2NormalizeHeads(row + key_dim, dims.num_k_heads, dk, dims.eps, 1.0f);
-  }
+  ForRanges(pool, n_tokens, 4 * key_dim, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* row = mixed_.data() + t * conv_dim;
+      kernels::L2NormalizeHeads(row, dims.num_k_heads, dk, dims.eps, q_scale);
+      kernels::L2NormalizeHeads(row + key_dim, dims.num_k_heads, dk, dims.eps, 1.0f);
+    }
+  });
 
   kernels::GatedDeltaArgs args;
   args.q = mixed_.data();
@@ -84,7 +85,9 @@ void DeltaNetMixer::Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, 
   args.state = ssm_state;
   args.out = o_.data();
   kernels::GatedDeltaRecurrent(args, pool);
-  kernels::GatedRmsNorm(o_.data(), z_.data(), w.norm, n_tokens * dims.num_v_heads, dk, dims.eps);
+  ForRanges(pool, n_tokens * dims.num_v_heads, 16 * dk, [&](int64_t h0, int64_t h1) {
+    kernels::GatedRmsNorm(o_.data() + h0 * dk, z_.data() + h0 * dk, w.norm, h1 - h0, dk, dims.eps);
+  });
   Linear(w.out, nullptr, o_.data(), n_tokens, out, pool);
 }
 
@@ -102,28 +105,31 @@ void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights
   Fit(&attn_, n_tokens * q_dim);
 
   Project(xn, n_tokens, {{w.q, q_gate_.data()}, {w.k, k_.data()}, {w.v, v_.data()}}, pool);
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    for (int64_t h = 0; h < hp.n_head; ++h) {
-      const int64_t head = t * hp.n_head + h;
-      std::memcpy(q_.data() + head * hd, q_gate_.data() + head * 2 * hd, hd * sizeof(float));
+  // Each token's query heads apart from their gates, normed and rotated, and its key heads
+  // normed and rotated.
+  ForRanges(pool, n_tokens, 8 * (q_dim + kv_dim), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* q = q_.data() + t * q_dim;
+      float* k = k_.data() + t * kv_dim;
+      for (int64_t h = 0; h < hp.n_head; ++h) {
+        std::memcpy(q + h * hd, q_gate_.data() + (t * hp.n_head + h) * 2 * hd, hd * sizeof(float));
+      }
+      RmsNormRows(q, w.q_norm, hp.n_head, hd, hp.rms_eps, q, nullptr);
+      RmsNormRows(k, w.k_norm, hp.n_head_kv, hd, hp.rms_eps, k, nullptr);
+      kernels::Rope(q, hp.n_head, hd, hp.n_rot, first_pos + t, hp.rope_freq_base,
+                    kernels::RopeStyle::kNeox);
+      kernels::Rope(k, hp.n_head_kv, hd, hp.n_rot, first_pos + t, hp.rope_freq_base,
+                    kernels::RopeStyle::kNeox);
     }
-  }
-  RmsNormRows(q_.data(), w.q_norm, n_tokens * hp.n_head, hd, hp.rms_eps, q_.data());
-  RmsNormRows(k_.data(), w.k_norm, n_tokens * hp.n_head_kv, hd, hp.rms_eps, k_.data());
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    kernels::Rope(q_.data() + t * q_dim, hp.n_head, hd, hp.n_rot, first_pos + t,
-                  hp.rope_freq_base, kernels::RopeStyle::kNeox);
-    kernels::Rope(k_.data() + t * kv_dim, hp.n_head_kv, hd, hp.n_rot, first_pos + t,
-                  hp.rope_freq_base, kernels::RopeStyle::kNeox);
-  }
+  });
   AttendOverCache(hp, layer, q_.data(), k_.data(), v_.data(), n_tokens, state, attn_.data(), pool);
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    for (int64_t h = 0; h < hp.n_head; ++h) {
-      float* o = attn_.data() + (t * hp.n_head + h) * hd;
-      const float* gate = q_gate_.data() + (t * hp.n_head + h) * 2 * hd + hd;
+  ForRanges(pool, n_tokens * hp.n_head, 16 * hd, [&](int64_t h0, int64_t h1) {
+    for (int64_t head = h0; head < h1; ++head) {
+      float* o = attn_.data() + head * hd;
+      const float* gate = q_gate_.data() + head * 2 * hd + hd;
       for (int64_t i = 0; i < hd; ++i) o[i] *= kernels::Sigmoid(gate[i]);
     }
-  }
+  });
   Linear(w.out, nullptr, attn_.data(), n_tokens, out, pool);
 }
 

@@ -50,7 +50,8 @@ class DeltaNetMixer {
 
  private:
   // beta_ and g_ from the projections b_ and a_ (or ba_, interleaved per key head).
-  void Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, int64_t n_tokens);
+  void Gates(const DeltaNetDims& dims, const DeltaNetWeights& w, int64_t n_tokens,
+             ThreadPool* pool);
 
   std::vector<float> mixed_, z_, b_, a_, ba_, g_, beta_, o_;
 };

@@ -224,7 +224,7 @@ Status QwenHybrid::Forward(std::span<const int32_t> tokens, state::SequenceState
   EmbedTokens(token_embd_, tokens, x_.data());
   for (int layer = 0; layer < hp.n_layer; ++layer) {
     const HybridLayer& l = layers_[layer];
-    RmsNormRows(x_.data(), l.attn_norm, n_tokens, hp.n_embd, hp.rms_eps, xn_.data());
+    RmsNormRows(x_.data(), l.attn_norm, n_tokens, hp.n_embd, hp.rms_eps, xn_.data(), pool);
     if (l.recurrent) {
       delta_mixer_.Forward(delta_dims(), l.delta, xn_.data(), n_tokens, state->conv_state(layer),
                            state->ssm_state(layer), tmp_.data(), pool);
@@ -232,22 +232,23 @@ Status QwenHybrid::Forward(std::span<const int32_t> tokens, state::SequenceState
       attention_mixer_.Forward(hp, l.attention, xn_.data(), n_tokens, layer, state, tmp_.data(),
                                pool);
     }
-    AddInPlace(x_.data(), tmp_.data(), width);
+    AddRows(x_.data(), tmp_.data(), n_tokens, hp.n_embd, pool);
 
-    RmsNormRows(x_.data(), l.post_attention_norm, n_tokens, hp.n_embd, hp.rms_eps, xn_.data());
+    RmsNormRows(x_.data(), l.post_attention_norm, n_tokens, hp.n_embd, hp.rms_eps, xn_.data(),
+                pool);
     if (traits_.moe) {
       moe_.Forward(hp, l.moe, xn_.data(), n_tokens, tmp_.data(), pool);
     } else {
       SwiGluFfn(l.ffn, xn_.data(), n_tokens, gate_.data(), up_.data(), tmp_.data(), pool);
     }
-    AddInPlace(x_.data(), tmp_.data(), width);
+    AddRows(x_.data(), tmp_.data(), n_tokens, hp.n_embd, pool);
   }
   state->Advance(n_tokens);
 
   const int64_t first_out = mode == LogitsMode::kAll ? 0 : n_tokens - 1;
   const int64_t n_out = n_tokens - first_out;
   RmsNormRows(x_.data() + first_out * hp.n_embd, output_norm_, n_out, hp.n_embd, hp.rms_eps,
-              xn_.data());
+              xn_.data(), pool);
   Linear(output_, nullptr, xn_.data(), n_out, logits, pool);
   return OkStatus();
 }
