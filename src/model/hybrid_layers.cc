@@ -133,14 +133,11 @@ void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights
   Linear(w.out, nullptr, attn_.data(), n_tokens, out, pool);
 }
 
-void MoeFfn::Route(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
-                   ThreadPool* pool) {
+void MoeFfn::Route(const HParams& hp, int64_t n_tokens, ThreadPool* pool) {
   const int64_t n_expert = hp.n_expert;
   const int64_t top_k = hp.n_expert_used;
-  Fit(&router_logits_, n_tokens * n_expert);
   Fit(&weights_, n_tokens * top_k);
   if (static_cast<int64_t>(chosen_.size()) < n_tokens * top_k) chosen_.resize(n_tokens * top_k);
-  Linear(w.router, nullptr, xn, n_tokens, router_logits_.data(), pool);
   ForRanges(pool, n_tokens, 8 * n_expert, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       float* probs = router_logits_.data() + t * n_expert;
@@ -165,12 +162,29 @@ void MoeFfn::Route(const HParams& hp, const MoeWeights& w, const float* xn, int6
 
 void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
                      float* out, ThreadPool* pool) {
-  Route(hp, w, xn, n_tokens, pool);
   const int64_t n_embd = hp.n_embd;
   const int64_t top_k = hp.n_expert_used;
   const int64_t n_pairs = n_tokens * top_k;
   const int64_t n_ff = hp.n_ff_expert;
   const int64_t n_ff_shared = hp.n_ff_shared_expert;
+  // Routed rows first ([n_pairs][n_ff], grouped by expert), then the shared expert's
+  // ([n_tokens][n_ff_shared]).
+  const int64_t ff_values = n_pairs * n_ff + n_tokens * n_ff_shared;
+  Fit(&gate_buf_, ff_values);
+  Fit(&up_buf_, ff_values);
+  Fit(&expert_out_, (n_pairs + n_tokens) * n_embd);
+  Fit(&router_logits_, n_tokens * hp.n_expert);
+  float* shared_gate = gate_buf_.data() + n_pairs * n_ff;
+  float* shared_up = up_buf_.data() + n_pairs * n_ff;
+  float* shared_out = expert_out_.data() + n_pairs * n_embd;
+  // The shared expert needs no routing: its gate and up products run with the router's, on
+  // one encoding of xn.
+  jobs_.clear();
+  jobs_.push_back({w.router, xn, n_tokens, router_logits_.data()});
+  jobs_.push_back({w.shared.gate, xn, n_tokens, shared_gate});
+  jobs_.push_back({w.shared.up, xn, n_tokens, shared_up});
+  kernels::MatMuls(jobs_, pool);
+  Route(hp, n_tokens, pool);
   const auto tokens_of = [&](int64_t e) { return expert_start_[e + 1] - expert_start_[e]; };
   // An expert every token chose reads xn itself (always so for one token), the others their
   // tokens' rows gathered in token order.
@@ -186,15 +200,6 @@ void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, in
     return tokens_of(e) == n_tokens ? xn : gathered_.data() + expert_start_[e] * n_embd;
   };
 
-  // Routed rows first ([n_pairs][n_ff], grouped by expert), then the shared expert's
-  // ([n_tokens][n_ff_shared]).
-  const int64_t ff_values = n_pairs * n_ff + n_tokens * n_ff_shared;
-  Fit(&gate_buf_, ff_values);
-  Fit(&up_buf_, ff_values);
-  Fit(&expert_out_, (n_pairs + n_tokens) * n_embd);
-  float* shared_gate = gate_buf_.data() + n_pairs * n_ff;
-  float* shared_up = up_buf_.data() + n_pairs * n_ff;
-  float* shared_out = expert_out_.data() + n_pairs * n_embd;
   jobs_.clear();
   for (int64_t e = 0; e < hp.n_expert; ++e) {
     if (tokens_of(e) == 0) continue;
@@ -202,8 +207,6 @@ void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, in
     jobs_.push_back({w.experts[e].gate, input_of(e), tokens_of(e), gate_buf_.data() + first * n_ff});
     jobs_.push_back({w.experts[e].up, input_of(e), tokens_of(e), up_buf_.data() + first * n_ff});
   }
-  jobs_.push_back({w.shared.gate, xn, n_tokens, shared_gate});
-  jobs_.push_back({w.shared.up, xn, n_tokens, shared_up});
   kernels::MatMuls(jobs_, pool);
 
   const auto ff_row = [&](int64_t r) {

@@ -88,16 +88,16 @@ class MoeFfn {
  public:
   // out = sum over the top-k experts of renormalised softmax weight * expert(xn)
   //       + sigmoid(shared_gate . xn) * shared(xn). Tokens are grouped by expert, and every
-  // expert's gate and up products run in one parallel pass and every down product in another,
-  // so each expert's weights are read once per batch and the layer pays two forks and joins of
-  // the pool, not a few per expert. A token's result has the same bits in any batch.
+  // routed expert's gate and up products run in one parallel pass and every down product in
+  // another, so each expert's weights are read once per batch and the layer pays a few forks
+  // and joins of the pool, not a few per expert. A token's result has the same bits in any batch.
   void Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
                float* out, ThreadPool* pool);
 
  private:
-  // Chooses each token's experts and weights, and groups the (token, slot) pairs by expert.
-  void Route(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
-             ThreadPool* pool);
+  // Chooses each token's experts and weights from router_logits_, and groups the (token, slot)
+  // pairs by expert.
+  void Route(const HParams& hp, int64_t n_tokens, ThreadPool* pool);
   std::vector<kernels::MatMulJob> jobs_;
   std::vector<float> router_logits_, gathered_, expert_out_, gate_buf_, up_buf_;
   std::vector<int32_t> chosen_;         // [n_tokens][k]
