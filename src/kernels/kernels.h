@@ -48,6 +48,9 @@ struct MatMulJob {
   const float* x = nullptr;
   int64_t n_tokens = 0;  // n_j, the rows of x_j and y_j
   float* y = nullptr;
+  // When set, row t of x_j is row x_rows[t] of x (x_rows holds n_j indices): a MoE layer's
+  // experts read their tokens' rows of the layer's input, which is then encoded once for all.
+  const int64_t* x_rows = nullptr;
 };
 void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool);
 

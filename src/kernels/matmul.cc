@@ -5,6 +5,7 @@
 // tile from L2.
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "base/check.h"
@@ -70,13 +71,19 @@ internal::WideQ8Path WidePathFor(const internal::KernelTable& table, tensor::DTy
   return table.wide_q8(type);
 }
 
-// One distinct input of a MatMuls call: x[n_tokens][n_cols] as the jobs that read it need it.
+// One distinct input of a MatMuls call: x[n_tokens][n_cols] as the jobs that read it need it,
+// or, when gathered, rows x_rows[t] of another input (`source`, an index into the call's inputs)
+// copied from its encoding.
 struct ActInput {
   const float* x = nullptr;
   int64_t n_cols = 0;
   int64_t n_tokens = 0;
   ActFormat format = ActFormat::kF32;
   bool wide = false;  // read by the table's wide path, which takes the rows as they are
+  // Encoded only to be gathered from: rows alone, no tiles or padding.
+  bool gather_source = false;
+  const int64_t* x_rows = nullptr;
+  int64_t source = -1;
 };
 
 // Activations in the form a weight dtype's kernel reads, built once for every matrix of a call.
@@ -90,7 +97,7 @@ struct PreparedActivations {
 
 bool EncodedAsTiles(const ActInput& in) {
   const internal::KernelTable& table = internal::Table();
-  return !in.wide && in.n_tokens > 1 &&
+  return !in.wide && !in.gather_source && in.n_tokens > 1 &&
          ((in.format == ActFormat::kQ8Blocks && table.build_q8_tiles) ||
           (in.format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
 }
@@ -107,9 +114,9 @@ PreparedActivations LayOut(const ActInput& in, std::vector<uint8_t>* act_buffer,
   prepared.act_stride = internal::ActRowBytes(in.format, in.n_cols);
   prepared.rows = reinterpret_cast<const uint8_t*>(in.x);
   prepared.wide = in.wide;
-  if (in.format == ActFormat::kF32) return prepared;
+  if (in.format == ActFormat::kF32 && in.x_rows == nullptr) return prepared;
   // The wide path reads whole tiles of rows: the last tile's missing ones are zeros.
-  const int64_t padding_rows = in.wide ? internal::kMaxWideTileTokens - 1 : 0;
+  const int64_t padding_rows = in.wide && !in.gather_source ? internal::kMaxWideTileTokens - 1 : 0;
   act_buffer->resize(static_cast<size_t>(prepared.act_stride * (in.n_tokens + padding_rows)));
   std::fill(act_buffer->begin() + prepared.act_stride * in.n_tokens, act_buffer->end(), 0);
   prepared.rows = act_buffer->data();
@@ -131,6 +138,16 @@ void EncodeRows(const ActInput& in, const PreparedActivations& prepared, uint8_t
   for (int64_t t = t0; t < t1; ++t) {
     internal::QuantizeActRow(in.format, in.x + t * in.n_cols, in.n_cols,
                              dst + t * prepared.act_stride);
+  }
+}
+
+// Copies rows [t0, t1) of a gathered input `in` from its source's encoding into dst, the rows
+// LayOut gave it.
+void GatherRows(const ActInput& in, const PreparedActivations& source, uint8_t* dst, int64_t t0,
+                int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) {
+    std::memcpy(dst + t * source.act_stride, source.rows + in.x_rows[t] * source.act_stride,
+                static_cast<size_t>(source.act_stride));
   }
 }
 
@@ -279,13 +296,14 @@ void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool) {
   // thread_local objects, which a worker would resolve to its own.
   thread_local std::vector<ActInput> input_storage;
   thread_local std::vector<PreparedActivations> prepared_storage;
-  thread_local std::vector<int64_t> input_of_storage, row_start_storage, tile_start_storage,
-      mac_start_storage;
+  thread_local std::vector<int64_t> input_of_storage, row_start_storage, gather_start_storage,
+      tile_start_storage, mac_start_storage;
   thread_local std::vector<std::vector<uint8_t>> act_buffer_storage, tile_buffer_storage;
   std::vector<ActInput>& inputs = input_storage;
   std::vector<PreparedActivations>& prepared = prepared_storage;
   std::vector<int64_t>& input_of = input_of_storage;  // job -> its entry of `inputs`
   std::vector<int64_t>& row_starts = row_start_storage;
+  std::vector<int64_t>& gather_starts = gather_start_storage;
   std::vector<int64_t>& tile_starts = tile_start_storage;
   std::vector<int64_t>& mac_starts = mac_start_storage;
   std::vector<std::vector<uint8_t>>& act_buffers = act_buffer_storage;
@@ -294,47 +312,75 @@ void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool) {
   inputs.clear();
   prepared.clear();
   input_of.assign(jobs.size(), -1);
+  // Activations are encoded once per distinct input and format: a MoE layer's gate and up
+  // products, or a layer's projections, all read the same x, and its experts gather their
+  // tokens' rows from one encoding of the layer's input.
+  const auto find_or_add = [&](const ActInput& in) {
+    for (size_t e = 0; e < inputs.size(); ++e) {
+      const ActInput& other = inputs[e];
+      if (other.x == in.x && other.n_cols == in.n_cols && other.format == in.format &&
+          other.gather_source == in.gather_source &&
+          (in.gather_source || (other.n_tokens == in.n_tokens && other.wide == in.wide &&
+                                other.x_rows == in.x_rows))) {
+        return static_cast<int64_t>(e);
+      }
+    }
+    inputs.push_back(in);
+    return static_cast<int64_t>(inputs.size()) - 1;
+  };
   for (size_t j = 0; j < jobs.size(); ++j) {
     const MatMulJob& job = jobs[j];
     CheckShape(job.w);
     if (job.n_tokens <= 0 || job.w.n_rows == 0) continue;
-    // Activations are encoded once per distinct input and format: a MoE layer's gate and up
-    // products, or a layer's projections, all read the same x.
-    const ActInput in{job.x, job.w.n_cols, job.n_tokens, internal::ActFormatFor(job.w.type),
-                      WidePathFor(table, job.w.type, job.n_tokens).tile != nullptr};
-    for (size_t e = 0; e < inputs.size() && input_of[j] < 0; ++e) {
-      const ActInput& other = inputs[e];
-      if (other.x == in.x && other.n_cols == in.n_cols && other.n_tokens == in.n_tokens &&
-          other.format == in.format && other.wide == in.wide) {
-        input_of[j] = static_cast<int64_t>(e);
-      }
+    ActInput in{job.x, job.w.n_cols, job.n_tokens, internal::ActFormatFor(job.w.type),
+                WidePathFor(table, job.w.type, job.n_tokens).tile != nullptr};
+    if (job.x_rows != nullptr) {
+      const int64_t rows_read = *std::max_element(job.x_rows, job.x_rows + job.n_tokens) + 1;
+      DS_CHECK(*std::min_element(job.x_rows, job.x_rows + job.n_tokens) >= 0);
+      const int64_t source =
+          find_or_add({job.x, job.w.n_cols, rows_read, in.format, false, true, nullptr, -1});
+      inputs[source].n_tokens = std::max(inputs[source].n_tokens, rows_read);
+      in.x_rows = job.x_rows;
+      in.source = source;
     }
-    if (input_of[j] >= 0) continue;
-    input_of[j] = static_cast<int64_t>(inputs.size());
-    if (act_buffers.size() <= inputs.size()) {
-      act_buffers.resize(inputs.size() + 1);
-      tile_buffers.resize(inputs.size() + 1);
-    }
-    prepared.push_back(LayOut(in, &act_buffers[inputs.size()], &tile_buffers[inputs.size()]));
-    inputs.push_back(in);
+    input_of[j] = find_or_add(in);
   }
   if (inputs.empty()) return;
+  if (act_buffers.size() < inputs.size()) {
+    act_buffers.resize(inputs.size());
+    tile_buffers.resize(inputs.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    prepared.push_back(LayOut(inputs[i], &act_buffers[i], &tile_buffers[i]));
+  }
 
-  // Every input's rows in one parallel pass, then every input's tiles in another.
+  // Every input's rows in one parallel pass, the gathered ones' in another, then every input's
+  // tiles in a third.
   row_starts.assign(1, 0);
+  gather_starts.assign(1, 0);
   tile_starts.assign(1, 0);
-  int64_t encoded_values = 0;
+  int64_t encoded_values = 0, gathered_bytes = 0;
   for (const ActInput& in : inputs) {
-    const bool encoded = in.format != ActFormat::kF32;
+    const bool gathered = in.x_rows != nullptr;
+    const bool encoded = in.format != ActFormat::kF32 && !gathered;
     row_starts.push_back(row_starts.back() + (encoded ? in.n_tokens : 0));
+    gather_starts.push_back(gather_starts.back() + (gathered ? in.n_tokens : 0));
     tile_starts.push_back(tile_starts.back() + (EncodedAsTiles(in) ? TileCount(in.n_tokens) : 0));
     if (encoded) encoded_values += in.n_tokens * in.n_cols;
+    if (gathered) gathered_bytes += in.n_tokens * internal::ActRowBytes(in.format, in.n_cols);
   }
   if (row_starts.back() > 0) {
     const int64_t grain =
         std::max<int64_t>(1, kMinTaskMacs * row_starts.back() / std::max<int64_t>(1, encoded_values));
     ForEachItemRange(pool, row_starts, grain, [&](size_t i, int64_t t0, int64_t t1) {
       EncodeRows(inputs[i], prepared[i], act_buffers[i].data(), t0, t1);
+    });
+  }
+  if (gather_starts.back() > 0) {
+    const int64_t grain = std::max<int64_t>(
+        1, kMinTaskMacs * gather_starts.back() / std::max<int64_t>(1, gathered_bytes));
+    ForEachItemRange(pool, gather_starts, grain, [&](size_t i, int64_t t0, int64_t t1) {
+      GatherRows(inputs[i], prepared[inputs[i].source], act_buffers[i].data(), t0, t1);
     });
   }
   if (tile_starts.back() > 0) {

@@ -374,6 +374,53 @@ TEST_P(MatMulTest, MatMulsTakesEachJobsOwnTokenCount) {
   }
 }
 
+// Jobs that read rows of one input by index, as a MoE layer's experts do, beside one that reads
+// it whole: each y equals the MatMul of the rows gathered by hand, on every path (a wide run of
+// 20 rows, tiles of 3, one row, float activations).
+TEST_P(MatMulTest, MatMulsGathersRowsOfItsInput) {
+  std::mt19937 rng(17);
+  ThreadPool pool(3);
+  const int64_t n_cols = 256, n_x_rows = 30;
+  const std::vector<float> x = RandomFloats(rng, n_x_rows * n_cols);
+  std::vector<int64_t> picks20;
+  for (int i = 0; i < 20; ++i) picks20.push_back((i * 7 + 3) % n_x_rows);
+  const std::vector<int64_t> picks3 = {29, 0, 29}, picks1 = {12};
+  struct Case {
+    DType type;
+    int64_t n_rows;
+    const std::vector<int64_t>* picks;  // null: all of x
+  };
+  const std::vector<Case> cases = {{DType::kQ8_0, 40, &picks20}, {DType::kQ8_0, 16, &picks3},
+                                   {DType::kQ4_K, 9, &picks20},  {DType::kQ8_0, 5, &picks1},
+                                   {DType::kF32, 7, &picks3},    {DType::kQ8_0, 33, nullptr},
+                                   {DType::kF16, 4, &picks20}};
+  std::vector<TestMatrix> matrices;
+  std::vector<std::vector<float>> got, want;
+  std::vector<MatMulJob> jobs;
+  for (const Case& c : cases) {
+    matrices.push_back(MakeMatrix(c.type, c.n_rows, n_cols, rng));
+    const int64_t n_tokens = c.picks ? static_cast<int64_t>(c.picks->size()) : n_x_rows;
+    std::vector<float> rows;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const int64_t r = c.picks ? (*c.picks)[t] : t;
+      rows.insert(rows.end(), x.begin() + r * n_cols, x.begin() + (r + 1) * n_cols);
+    }
+    want.emplace_back(n_tokens * c.n_rows, 0.0f);
+    MatMul(matrices.back().view, rows.data(), n_tokens, want.back().data(), nullptr);
+    got.emplace_back(n_tokens * c.n_rows, -1.0f);
+  }
+  for (size_t j = 0; j < cases.size(); ++j) {
+    const std::vector<int64_t>* picks = cases[j].picks;
+    jobs.push_back({matrices[j].view, x.data(),
+                    picks ? static_cast<int64_t>(picks->size()) : n_x_rows, got[j].data(),
+                    picks ? picks->data() : nullptr});
+  }
+  MatMuls(jobs, &pool);
+  for (size_t j = 0; j < cases.size(); ++j) {
+    EXPECT_EQ(got[j], want[j]) << tensor::DTypeName(matrices[j].view.type) << " job " << j;
+  }
+}
+
 TEST_P(MatMulTest, ZeroActivationsGiveZero) {
   std::mt19937 rng(5);
   for (DType type : kWeightTypes) {

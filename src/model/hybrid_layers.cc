@@ -157,7 +157,11 @@ void MoeFfn::Route(const HParams& hp, int64_t n_tokens, ThreadPool* pool) {
   for (int64_t e = 0; e < n_expert; ++e) expert_start_[e + 1] += expert_start_[e];
   if (static_cast<int64_t>(row_of_.size()) < n_pairs) row_of_.resize(n_pairs);
   next_row_.assign(expert_start_.begin(), expert_start_.end() - 1);
-  for (int64_t i = 0; i < n_pairs; ++i) row_of_[i] = next_row_[chosen_[i]]++;
+  if (static_cast<int64_t>(token_of_row_.size()) < n_pairs) token_of_row_.resize(n_pairs);
+  for (int64_t i = 0; i < n_pairs; ++i) {
+    row_of_[i] = next_row_[chosen_[i]]++;
+    token_of_row_[row_of_[i]] = i / top_k;
+  }
 }
 
 void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
@@ -186,26 +190,19 @@ void MoeFfn::Forward(const HParams& hp, const MoeWeights& w, const float* xn, in
   kernels::MatMuls(jobs_, pool);
   Route(hp, n_tokens, pool);
   const auto tokens_of = [&](int64_t e) { return expert_start_[e + 1] - expert_start_[e]; };
-  // An expert every token chose reads xn itself (always so for one token), the others their
-  // tokens' rows gathered in token order.
-  Fit(&gathered_, n_pairs * n_embd);
-  ForRanges(pool, n_pairs, n_embd, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      if (tokens_of(chosen_[i]) == n_tokens) continue;
-      std::memcpy(gathered_.data() + row_of_[i] * n_embd, xn + (i / top_k) * n_embd,
-                  n_embd * sizeof(float));
-    }
-  });
-  const auto input_of = [&](int64_t e) {
-    return tokens_of(e) == n_tokens ? xn : gathered_.data() + expert_start_[e] * n_embd;
+  // An expert every token chose reads xn whole (always so for one token), the others their
+  // tokens' rows of it, in token order.
+  const auto rows_of = [&](int64_t e) {
+    return tokens_of(e) == n_tokens ? nullptr : token_of_row_.data() + expert_start_[e];
   };
 
   jobs_.clear();
   for (int64_t e = 0; e < hp.n_expert; ++e) {
     if (tokens_of(e) == 0) continue;
     const int64_t first = expert_start_[e];
-    jobs_.push_back({w.experts[e].gate, input_of(e), tokens_of(e), gate_buf_.data() + first * n_ff});
-    jobs_.push_back({w.experts[e].up, input_of(e), tokens_of(e), up_buf_.data() + first * n_ff});
+    jobs_.push_back(
+        {w.experts[e].gate, xn, tokens_of(e), gate_buf_.data() + first * n_ff, rows_of(e)});
+    jobs_.push_back({w.experts[e].up, xn, tokens_of(e), up_buf_.data() + first * n_ff, rows_of(e)});
   }
   kernels::MatMuls(jobs_, pool);
 
