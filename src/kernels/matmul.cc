@@ -1,8 +1,8 @@
 // MatVec / MatMul drivers: prepare the activations once per call (matmul_inputs.h), then split
-// weight rows across the pool. Each task walks its rows in blocks small enough to stay in cache and, for every tile
-// of up to kMaxTileTokens tokens (kMaxWideTileTokens on a table's wide path), runs the tile kernel
-// over the block, so a weight row is read from memory once per call and reused for every token
-// tile from L2.
+// weight rows across the pool. Each task walks its rows in blocks small enough to stay in cache
+// and, for every tile of up to kMaxTileTokens tokens (kMaxWideTileTokens on a table's wide path),
+// runs the tile kernel over the block, so a weight row is read from memory once per call and
+// reused for every token tile from L2.
 
 #include <algorithm>
 #include <vector>

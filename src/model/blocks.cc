@@ -95,7 +95,8 @@ void SwiGluFfn(const FfnWeights& w, const float* x, int64_t n_tokens, float* gat
   Project(x, n_tokens, {{w.gate, gate_buf}, {w.up, up_buf}}, pool);
   const int64_t n_ff = w.gate.n_rows;
   ForRanges(pool, n_tokens, n_ff, [&](int64_t t0, int64_t t1) {
-    kernels::SwiGlu(gate_buf + t0 * n_ff, up_buf + t0 * n_ff, (t1 - t0) * n_ff, gate_buf + t0 * n_ff);
+    float* gate = gate_buf + t0 * n_ff;
+    kernels::SwiGlu(gate, up_buf + t0 * n_ff, (t1 - t0) * n_ff, gate);
   });
   Linear(w.down, nullptr, gate_buf, n_tokens, out, pool);
 }

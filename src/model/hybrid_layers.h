@@ -100,12 +100,13 @@ class MoeFfn {
   void Route(const HParams& hp, int64_t n_tokens, ThreadPool* pool);
   std::vector<kernels::MatMulJob> jobs_;
   std::vector<float> router_logits_, expert_out_, gate_buf_, up_buf_;
-  std::vector<int32_t> chosen_;         // [n_tokens][k]
-  std::vector<float> weights_;          // [n_tokens][k]
-  std::vector<int64_t> expert_start_;   // [n_expert + 1]: expert e's pairs are rows [start_e, start_e+1)
-  std::vector<int64_t> row_of_;         // [n_tokens * k]: the pair's row in expert order
-  std::vector<int64_t> token_of_row_;   // [n_tokens * k]: the token of each row in expert order
-  std::vector<int64_t> next_row_;       // [n_expert]: Route's cursor per expert
+  std::vector<int32_t> chosen_;  // [n_tokens][k]
+  std::vector<float> weights_;   // [n_tokens][k]
+  // [n_expert + 1]: expert e's (token, slot) pairs are rows [expert_start_[e], [e + 1]).
+  std::vector<int64_t> expert_start_;
+  std::vector<int64_t> row_of_;        // [n_tokens * k]: each pair's row in expert order
+  std::vector<int64_t> token_of_row_;  // [n_tokens * k]: the token of each row in expert order
+  std::vector<int64_t> next_row_;      // [n_expert]: Route's cursor per expert
 };
 
 }  // namespace ds::model
