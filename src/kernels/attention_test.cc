@@ -38,6 +38,23 @@ AttentionCase MakeCase(std::mt19937& rng, int64_t n_tokens, int64_t first_pos, i
   return c;
 }
 
+// The case's K and V rows as a cache of kv_dtype rows keeps them.
+struct StoredKv {
+  std::vector<uint8_t> k, v;
+  int64_t row_bytes;
+};
+StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
+  const int64_t row = c.args.n_kv_heads * c.args.head_dim;
+  const int64_t n_rows = c.args.first_pos + c.args.n_tokens;
+  StoredKv stored;
+  stored.row_bytes = tensor::RowBytes(kv_dtype, row);
+  stored.k.resize(n_rows * stored.row_bytes);
+  stored.v.resize(n_rows * stored.row_bytes);
+  StoreKvRows(c.k.data(), n_rows, row, kv_dtype, stored.k.data());
+  StoreKvRows(c.v.data(), n_rows, row, kv_dtype, stored.v.data());
+  return stored;
+}
+
 class AttentionTest : public IsaTest {};
 
 TEST_P(AttentionTest, GqaMatchesDoublePrecisionReference) {
@@ -128,13 +145,9 @@ TEST_P(AttentionTest, ChunksOfALongCacheMergeToTheSameBitsInEveryTask) {
   for (tensor::DType kv_dtype : {tensor::DType::kF32, tensor::DType::kQ8_0}) {
     SCOPED_TRACE(tensor::DTypeName(kv_dtype));
     AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
-    const int64_t kv_row = n_kv_heads * head_dim, n_rows = first_pos + n_tokens;
-    const int64_t row_bytes = tensor::RowBytes(kv_dtype, kv_row);
-    std::vector<uint8_t> k(n_rows * row_bytes), v(n_rows * row_bytes);
-    StoreKvRows(c.k.data(), n_rows, kv_row, kv_dtype, k.data());
-    StoreKvRows(c.v.data(), n_rows, kv_row, kv_dtype, v.data());
-    c.args.k_cache = k.data();
-    c.args.v_cache = v.data();
+    const StoredKv stored = StoreKv(c, kv_dtype);
+    c.args.k_cache = stored.k.data();
+    c.args.v_cache = stored.v.data();
     c.args.kv_dtype = kv_dtype;
     ThreadPool pool2(2), pool3(3);
     std::vector<float> batch(c.q.size()), want(c.q.size());
@@ -171,22 +184,19 @@ void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_toke
   const int64_t head_dim = 64;
   AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
   const int64_t row = n_kv_heads * head_dim, n_rows = first_pos + n_tokens;
-  const int64_t row_bytes = tensor::RowBytes(tensor::DType::kQ8_0, row);
-  std::vector<uint8_t> k8(n_rows * row_bytes), v8(n_rows * row_bytes);
-  StoreKvRows(c.k.data(), n_rows, row, tensor::DType::kQ8_0, k8.data());
-  StoreKvRows(c.v.data(), n_rows, row, tensor::DType::kQ8_0, v8.data());
+  const StoredKv q8_rows = StoreKv(c, tensor::DType::kQ8_0);
   std::vector<float> k_deq(c.k.size()), v_deq(c.v.size());
   for (int64_t r = 0; r < n_rows; ++r) {
-    tensor::DequantizeRow(tensor::DType::kQ8_0, k8.data() + r * row_bytes,
+    tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.k.data() + r * q8_rows.row_bytes,
                           k_deq.data() + r * row, row);
-    tensor::DequantizeRow(tensor::DType::kQ8_0, v8.data() + r * row_bytes,
+    tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.v.data() + r * q8_rows.row_bytes,
                           v_deq.data() + r * row, row);
   }
   ThreadPool pool(2);
   std::vector<float> quantised(c.q.size()), dequantised(c.q.size()), want(c.q.size());
   AttentionArgs q8 = c.args;
-  q8.k_cache = k8.data();
-  q8.v_cache = v8.data();
+  q8.k_cache = q8_rows.k.data();
+  q8.v_cache = q8_rows.v.data();
   q8.kv_dtype = tensor::DType::kQ8_0;
   q8.out = quantised.data();
   Attention(q8, &pool);

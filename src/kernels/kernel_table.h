@@ -84,8 +84,9 @@ inline constexpr int64_t kPartialStateExtraFloats = 2;
 // over the positions of chunk `chunk` that each sees, and writes their partial states to
 // `partial` ([n_queries][head_dim + kPartialStateExtraFloats], query i being token
 // t0 + i / (h1 - h0) and head h0 + i % (h1 - h0)). `scratch` holds at least
-// AttendScratchFloats(head_dim) floats owned by the calling task. Every query does the same arithmetic, in the same order, whatever tile it is
-// attended in, so tiling never changes a result.
+// AttendScratchFloats(head_dim) floats owned by the calling task. Every query does the same
+// arithmetic, in the same order, whatever tile it is attended in, so tiling never changes a
+// result.
 using AttendFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h0,
                           int64_t h1, int64_t chunk, float* partial, float* scratch);
 // Folds the partial states of chunks [0, n_chunks) of those queries (chunk c's at

@@ -143,12 +143,14 @@ bool MatMulInputs::Prepare(std::span<const MatMulJob> jobs, ThreadPool* pool) {
   gather_starts_.assign(1, 0);
   tile_starts_.assign(1, 0);
   int64_t encoded_values = 0, gathered_bytes = 0;
-  for (const Input& in : inputs_) {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Input& in = inputs_[i];
     const bool gathered = in.x_rows != nullptr;
     const bool encoded = in.format != ActFormat::kF32 && !gathered;
     row_starts_.push_back(row_starts_.back() + (encoded ? in.n_tokens : 0));
     gather_starts_.push_back(gather_starts_.back() + (gathered ? in.n_tokens : 0));
-    tile_starts_.push_back(tile_starts_.back() + (EncodedAsTiles(in) ? TileCount(in.n_tokens) : 0));
+    tile_starts_.push_back(tile_starts_.back() +
+                           (prepared_[i].tiles != nullptr ? TileCount(in.n_tokens) : 0));
     if (encoded) encoded_values += in.n_tokens * in.n_cols;
     if (gathered) gathered_bytes += in.n_tokens * ActRowBytes(in.format, in.n_cols);
   }

@@ -11,12 +11,9 @@ namespace ds::model {
 void ForRanges(ThreadPool* pool, int64_t n, int64_t item_ops,
                FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
-  const int64_t grain = std::max<int64_t>(1, kMinRangeOps / std::max<int64_t>(1, item_ops));
-  if (pool == nullptr || n <= grain) {
-    fn(0, n);
-  } else {
-    pool->ParallelFor(n, grain, fn);
-  }
+  if (pool == nullptr) return fn(0, n);
+  // ParallelFor runs a loop of one grain inline.
+  pool->ParallelFor(n, std::max<int64_t>(1, kMinRangeOps / std::max<int64_t>(1, item_ops)), fn);
 }
 
 void EmbedTokens(const kernels::MatrixView& embedding, std::span<const int32_t> tokens,
