@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/large_buffer.h"
 #include "kernels/kernels.h"
 #include "tensor/dtype.h"
 #include "tensor/quant.h"
@@ -97,7 +98,10 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   const int64_t n_layers =
       std::max(kMinLayers, kMinCacheBytes / std::max<int64_t>(1, 2 * n_pos * row_bytes));
   // [n_layers][K, V]
-  const std::vector<std::vector<uint8_t>> caches(2 * n_layers, layer_cache);
+  // In buffers like a sequence's (see base/large_buffer.h).
+  const std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> caches(
+      2 * n_layers, std::vector<uint8_t, LargeBufferAllocator<uint8_t>>(layer_cache.begin(),
+                                                                        layer_cache.end()));
   const std::vector<float> q = RandomActivations(n_tokens * kHeads * kHeadDim);
   std::vector<float> out(n_tokens * kHeads * kHeadDim);
   AttentionArgs args;

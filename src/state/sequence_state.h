@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "base/large_buffer.h"
 #include "base/status.h"
 #include "tensor/dtype.h"
 
@@ -98,9 +99,11 @@ class SequenceState {
   Status Restore(std::span<const uint8_t> bytes);
 
  private:
+  // Every decode step reads a layer's KV rows whole (see base/large_buffer.h).
+  using KvRows = std::vector<uint8_t, LargeBufferAllocator<uint8_t>>;
   struct LayerSlots {
-    std::vector<uint8_t> keys;
-    std::vector<uint8_t> values;
+    KvRows keys;
+    KvRows values;
     std::vector<float> conv;
     std::vector<float> ssm;
   };
