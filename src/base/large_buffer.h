@@ -1,6 +1,6 @@
 // Memory for large buffers that are read through from end to end, over and over: a sequence's
 // KV cache, which every decode step reads whole. Such buffers are backed by 2 MiB pages where
-// the kernel allows it (transparent huge pages in their "madvise" mode, the common default), so
+// the kernel allows it (transparent huge pages in their "madvise" or "always" mode), so
 // that a read walks the page tables once per 2 MiB instead of once per 4 KiB (in a virtual
 // machine, a nested walk each time). On our 2-core virtual machine the attention of a decode step
 // at depth 32k took 0.97 of the time on one thread (kernels_bench, median of ten interleaved

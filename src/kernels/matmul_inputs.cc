@@ -21,6 +21,11 @@ bool EncodedAsTiles(const Input& in) {
 
 int64_t TileCount(int64_t n_tokens) { return (n_tokens + kMaxTileTokens - 1) / kMaxTileTokens; }
 
+// Blocks per row of an input encoded as tiles: Q8_0-style blocks or Q8_K super-blocks.
+int64_t TiledBlocks(const Input& in) {
+  return in.n_cols / (in.format == ActFormat::kQ8Blocks ? tensor::kQK : tensor::kQK_K);
+}
+
 // Lays out the encoding of `in` in the two buffers (grown as needed, kept by the caller across
 // calls) and returns where it will be; EncodeRows and EncodeTiles fill it.
 PreparedActivations LayOut(const Input& in, std::vector<uint8_t>* act_buffer,
@@ -36,11 +41,10 @@ PreparedActivations LayOut(const Input& in, std::vector<uint8_t>* act_buffer,
   std::fill(act_buffer->begin() + prepared.act_stride * in.n_tokens, act_buffer->end(), 0);
   prepared.rows = act_buffer->data();
   if (!EncodedAsTiles(in)) return prepared;
-  const KernelTable& table = Table();
-  const bool legacy = in.format == ActFormat::kQ8Blocks;
-  const int64_t n_blocks = in.n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
-  prepared.tile_bytes = legacy ? table.q8_tile_bytes(n_blocks)
-                               : n_blocks * static_cast<int64_t>(sizeof(ActTileQ8KBlock));
+  const int64_t n_blocks = TiledBlocks(in);
+  prepared.tile_bytes = in.format == ActFormat::kQ8Blocks
+                            ? Table().q8_tile_bytes(n_blocks)
+                            : n_blocks * static_cast<int64_t>(sizeof(ActTileQ8KBlock));
   tile_buffer->resize(static_cast<size_t>(TileCount(in.n_tokens) * prepared.tile_bytes));
   prepared.tiles = tile_buffer->data();
   return prepared;
@@ -70,7 +74,7 @@ void EncodeTiles(const Input& in, const PreparedActivations& prepared, uint8_t* 
                  int64_t i0, int64_t i1) {
   const KernelTable& table = Table();
   const bool legacy = in.format == ActFormat::kQ8Blocks;
-  const int64_t n_blocks = in.n_cols / (legacy ? tensor::kQK : tensor::kQK_K);
+  const int64_t n_blocks = TiledBlocks(in);
   for (int64_t i = i0; i < i1; ++i) {
     const int64_t t0 = i * kMaxTileTokens;
     const int nt = static_cast<int>(std::min<int64_t>(kMaxTileTokens, in.n_tokens - t0));
