@@ -399,6 +399,7 @@ const KernelTable& GenericTable() {
       RopeF32,
       Attend,
       AttendMerge,
+      false,
       BlockMaximaF32,
       IndicesAtLeastF32,
       FmaBurn,

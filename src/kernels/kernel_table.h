@@ -84,8 +84,8 @@ inline constexpr int64_t kPartialStateExtraFloats = 2;
 // over the positions of chunk `chunk` that each sees, and writes their partial states to
 // `partial` ([n_queries][head_dim + kPartialStateExtraFloats], query i being token
 // t0 + i / (h1 - h0) and head h0 + i % (h1 - h0)). `scratch` holds at least
-// AttendScratchFloats(head_dim) floats owned by the calling task. Every query does the same
-// arithmetic, in the same order, whatever tile it is attended in, so tiling never changes a
+// AttendScratchFloats(head_dim, n_queries) floats owned by the calling task. Every query does the
+// same arithmetic, in the same order, whatever tile it is attended in, so tiling never changes a
 // result.
 using AttendFn = void (*)(const AttentionArgs& args, int64_t t0, int64_t t1, int64_t h0,
                           int64_t h1, int64_t chunk, float* partial, float* scratch);
@@ -112,9 +112,10 @@ static_assert(kAttentionChunkPositions % kAttentionPositionBlock == 0);
 inline constexpr int64_t kAttentionQueryTile = 32;
 
 // One block of K and of V rows dequantised to f32 (the SIMD tables', for quantised KV), which is
-// more than the portable table's block of scores and one dequantised row.
-inline constexpr int64_t AttendScratchFloats(int64_t head_dim) {
-  return 2 * kAttentionPositionBlock * head_dim;
+// more than the portable table's block of scores and one dequantised row, and the call's
+// n_queries queries quantised for int8 scores (at most 3 bytes per element each).
+inline constexpr int64_t AttendScratchFloats(int64_t head_dim, int64_t n_queries) {
+  return 2 * kAttentionPositionBlock * head_dim + n_queries * head_dim * 3 / 4;
 }
 
 // Rows of one weight dtype decoded once, then read by many tiles of tokens: decode writes
@@ -171,6 +172,9 @@ struct KernelTable {
                const float* factors);
   AttendFn attend;
   AttendMergeFn attend_merge;
+  // Whether attend, over Q8_0 K rows whose head size is a multiple of 64, scores each query as
+  // the matrix kernels' int8 encoding (ActBlockQ8, quantize_q8) stands for it.
+  bool attend_rounds_q8_queries;
   // The two vector steps of kernels::TopK, which narrows the candidates before sorting them:
   // maxima[b] = max of x[b * kTopKBlock, (b + 1) * kTopKBlock) for b < n_blocks, and the
   // indices i < n with x[i] >= threshold, ascending, written to `indices` (their count returned).

@@ -100,7 +100,8 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   // Per thread and kept between calls: attention runs for every layer of every decode step.
   const auto thread_scratch = [&] {
     thread_local std::vector<float> scratch;
-    scratch.resize(static_cast<size_t>(internal::AttendScratchFloats(args.head_dim)));
+    scratch.resize(static_cast<size_t>(internal::AttendScratchFloats(
+        args.head_dim, std::min(tile, args.n_tokens) * heads_per_item)));
     return scratch.data();
   };
   // A chunk's rows hold every KV head: the head sets of a tile take a chunk one after another,
