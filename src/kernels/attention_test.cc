@@ -207,6 +207,48 @@ TEST_P(AttentionTest, ChunksOfALongCacheMergeToTheSameBitsInEveryTask) {
   }
 }
 
+// A decode step over a cache of chunks enough for every thread takes all the heads in one item
+// (each block of positions for one KV head after another), with fewer threads than that it takes
+// one KV head's heads an item, and a prompt's tiles take them by KV head: a token gets the same
+// bits in each, and stays near the reference.
+TEST_P(AttentionTest, DecodeOverManyChunksTakesEveryHeadWithTheBatchBits) {
+  std::mt19937 rng(23);
+  const int64_t n_tokens = 3, first_pos = 5000, head_dim = 128, n_heads = 8, n_kv_heads = 2;
+  for (tensor::DType kv_dtype : {tensor::DType::kF32, tensor::DType::kQ8_0}) {
+    SCOPED_TRACE(tensor::DTypeName(kv_dtype));
+    AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
+    const StoredKv stored = StoreKv(c, kv_dtype);
+    c.args.k_cache = stored.k.data();
+    c.args.v_cache = stored.v.data();
+    c.args.kv_dtype = kv_dtype;
+    std::vector<float> batch(c.q.size()), want(c.q.size());
+    const std::vector<float> q_as_read = QueriesAsRead(c, kv_dtype);
+    AttentionArgs reference = c.args;
+    reference.q = q_as_read.data();
+    reference.out = want.data();
+    ref::Attention(reference);
+    ThreadPool pool2(2), pool3(3);
+    c.args.out = batch.data();
+    Attention(c.args, &pool2);
+    EXPECT_LT(RelativeError(batch.data(), want.data(), want.size()), 1e-5);
+    const int64_t row = n_heads * head_dim;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      AttentionArgs one = c.args;
+      one.q = c.q.data() + t * row;
+      one.n_tokens = 1;
+      one.first_pos = first_pos + t;
+      // Five chunks: every head an item on one and two threads, a KV head's on three.
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+        std::vector<float> alone(row);
+        one.out = alone.data();
+        Attention(one, pool);
+        EXPECT_EQ(0, std::memcmp(alone.data(), batch.data() + t * row, row * sizeof(float)))
+            << "token " << t << " threads " << (pool != nullptr ? pool->num_threads() : 1);
+      }
+    }
+  }
+}
+
 // Q8_0 KV rows give the f32 result over their dequantised values (and so stay within the
 // reference's tolerance), also for the last token attended alone: exactly, or, in a table that
 // scores them in int8, within the tolerance for the queries as it reads them.

@@ -78,6 +78,11 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
          args.n_kv_heads * (group / heads_per_item) < threads) {
     heads_per_item /= 2;
   }
+  // A decode step over a cache of chunks enough for every thread: an item takes all the heads,
+  // so that a thread reads a chunk's rows (which hold every KV head) as one stream. On the bench
+  // model's shape (Zen 5, kernels_bench medians of interleaved runs, two threads) a step at
+  // depth 4096 took 129 us instead of 140, at 32k 1051 instead of 1102.
+  if (args.n_tokens == 1 && n_chunks >= 2 * threads) heads_per_item = args.n_heads;
   const int64_t tile = std::max<int64_t>(1, internal::kAttentionQueryTile / heads_per_item);
   const int64_t n_tiles = (args.n_tokens + tile - 1) / tile;
   const int64_t head_sets = args.n_heads / heads_per_item;
