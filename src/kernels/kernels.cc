@@ -69,9 +69,10 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   const int64_t n_chunks = (n_positions + internal::kAttentionChunkPositions - 1) /
                            internal::kAttentionChunkPositions;
   // An item is a tile of tokens times the query heads of one KV head, which share every K and V
-  // row it reads. When a cache of one chunk leaves fewer items than threads (decode with few KV
-  // heads), a group is split into smaller sets of heads; a longer cache spreads a decode step
-  // over its chunks instead, without reading each row once per set.
+  // row it reads (in a long decode step, below, times every head). When a cache of one chunk
+  // leaves fewer items than threads (decode with few KV heads), a group is split into smaller
+  // sets of heads; a longer cache spreads a decode step over its chunks instead, without reading
+  // each row once per set.
   const int64_t threads = pool != nullptr ? pool->num_threads() : 1;
   int64_t heads_per_item = group;
   while (n_chunks == 1 && heads_per_item > 1 && heads_per_item % 2 == 0 &&
