@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -166,12 +167,12 @@ TEST_P(AttentionTest, ATokenAloneMatchesItsBatchBitForBit) {
   }
 }
 
-// A cache longer than one chunk of the online softmax: the chunks run as tasks of their own in a
-// decode step and one after another in a prompt's tiles, and are merged the same way, so a token
-// alone gives its bits in the batch, on any number of threads, and both stay near the reference.
-TEST_P(AttentionTest, ChunksOfALongCacheMergeToTheSameBitsInEveryTask) {
-  std::mt19937 rng(17);
-  const int64_t n_tokens = 20, first_pos = 2040, head_dim = 64, n_heads = 8, n_kv_heads = 2;
+// Attention over a batch of n_tokens after first_pos cached positions, on two threads, stays
+// near the reference, and each of `tokens` attended alone gives its bits in the batch on one,
+// two and three threads, for f32 and Q8_0 KV rows.
+void ExpectEachTokenAloneGetsTheBatchBits(std::mt19937& rng, int64_t n_tokens, int64_t first_pos,
+                                          int64_t head_dim, std::initializer_list<int64_t> tokens) {
+  const int64_t n_heads = 8, n_kv_heads = 2;
   for (tensor::DType kv_dtype : {tensor::DType::kF32, tensor::DType::kQ8_0}) {
     SCOPED_TRACE(tensor::DTypeName(kv_dtype));
     AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
@@ -190,8 +191,7 @@ TEST_P(AttentionTest, ChunksOfALongCacheMergeToTheSameBitsInEveryTask) {
     Attention(c.args, &pool2);
     EXPECT_LT(RelativeError(batch.data(), want.data(), want.size()), 1e-5);
     const int64_t row = n_heads * head_dim;
-    // Tokens whose last chunk holds 1017, 1 and 12 positions.
-    for (int64_t t : {0, 8, 19}) {
+    for (int64_t t : tokens) {
       AttentionArgs one = c.args;
       one.q = c.q.data() + t * row;
       one.n_tokens = 1;
@@ -207,46 +207,22 @@ TEST_P(AttentionTest, ChunksOfALongCacheMergeToTheSameBitsInEveryTask) {
   }
 }
 
+// A cache longer than one chunk of the online softmax: the chunks run as tasks of their own in a
+// decode step and one after another in a prompt's tiles, and are merged the same way, so a token
+// alone gives its bits in the batch, on any number of threads, and both stay near the reference.
+TEST_P(AttentionTest, ChunksOfALongCacheMergeToTheSameBitsInEveryTask) {
+  std::mt19937 rng(17);
+  // Tokens whose last chunk holds 1017, 1 and 12 positions.
+  ExpectEachTokenAloneGetsTheBatchBits(rng, 20, 2040, 64, {0, 8, 19});
+}
+
 // A decode step over a cache of chunks enough for every thread takes all the heads in one item
 // (each block of positions for one KV head after another), with fewer threads than that it takes
 // one KV head's heads an item, and a prompt's tiles take them by KV head: a token gets the same
-// bits in each, and stays near the reference.
+// bits in each. Five chunks: every head an item on one and two threads, a KV head's on three.
 TEST_P(AttentionTest, DecodeOverManyChunksTakesEveryHeadWithTheBatchBits) {
   std::mt19937 rng(23);
-  const int64_t n_tokens = 3, first_pos = 5000, head_dim = 128, n_heads = 8, n_kv_heads = 2;
-  for (tensor::DType kv_dtype : {tensor::DType::kF32, tensor::DType::kQ8_0}) {
-    SCOPED_TRACE(tensor::DTypeName(kv_dtype));
-    AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
-    const StoredKv stored = StoreKv(c, kv_dtype);
-    c.args.k_cache = stored.k.data();
-    c.args.v_cache = stored.v.data();
-    c.args.kv_dtype = kv_dtype;
-    std::vector<float> batch(c.q.size()), want(c.q.size());
-    const std::vector<float> q_as_read = QueriesAsRead(c, kv_dtype);
-    AttentionArgs reference = c.args;
-    reference.q = q_as_read.data();
-    reference.out = want.data();
-    ref::Attention(reference);
-    ThreadPool pool2(2), pool3(3);
-    c.args.out = batch.data();
-    Attention(c.args, &pool2);
-    EXPECT_LT(RelativeError(batch.data(), want.data(), want.size()), 1e-5);
-    const int64_t row = n_heads * head_dim;
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      AttentionArgs one = c.args;
-      one.q = c.q.data() + t * row;
-      one.n_tokens = 1;
-      one.first_pos = first_pos + t;
-      // Five chunks: every head an item on one and two threads, a KV head's on three.
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
-        std::vector<float> alone(row);
-        one.out = alone.data();
-        Attention(one, pool);
-        EXPECT_EQ(0, std::memcmp(alone.data(), batch.data() + t * row, row * sizeof(float)))
-            << "token " << t << " threads " << (pool != nullptr ? pool->num_threads() : 1);
-      }
-    }
-  }
+  ExpectEachTokenAloneGetsTheBatchBits(rng, 3, 5000, 128, {0, 1, 2});
 }
 
 // Q8_0 KV rows give the f32 result over their dequantised values (and so stay within the
