@@ -23,6 +23,7 @@ namespace {
 
 struct BenchFlags {
   std::string model_path;
+  bool mmap = false;
   int64_t n_prompt = 512;
   int64_t n_gen = 128;
   std::vector<int64_t> depths = {0, 4096};
@@ -84,7 +85,9 @@ Status Bench(const BenchFlags& flags) {
     return InvalidArgumentError("--warmup takes a number of runs, 0 or more, not " +
                                 std::to_string(flags.warmup_runs));
   }
-  DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
+  const gguf::Residency residency =
+      flags.mmap ? gguf::Residency::kMapped : gguf::Residency::kHugePages;
+  DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path, residency));
   model::Model& model = *loaded.model;
   DS_ASSIGN_OR_RETURN(const tensor::DType kv_dtype,
                       KvDtypeFor(flags.kv_quant_bits, model.hparams()));
@@ -102,6 +105,7 @@ Status Bench(const BenchFlags& flags) {
               "tok/s (weights only); KV cache %s\n",
               cost.weight_bytes / 1048576.0, cost.macs / 1e6, floor_tps,
               std::string(tensor::DTypeName(kv_dtype)).c_str());
+  std::printf("weights: %s\n", WeightsResidencyText(*loaded.file));
   std::printf("runs per test: %d untimed, then %d timed\n", flags.warmup_runs, flags.repetitions);
   const double size_mib = loaded.file->bytes().size() / 1048576.0;
   int64_t num_params = 0;
@@ -193,6 +197,7 @@ CommandFn RegisterBenchModel(CLI::App* app) {
       ->capture_default_str();
   app->add_option("-t,--threads", flags->threads, "threads (default: one per CPU)");
   app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str();
+  app->add_flag("--mmap", flags->mmap, kMmapHelp);
   return [flags] {
     Status status = Bench(*flags);
     if (status.ok()) return 0;

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "apps/default_vocab.h"
+#include "base/large_buffer.h"
 #include "apps/test_models.h"
 
 namespace ds::apps {
@@ -152,6 +153,34 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
       << no_warmup.output;
   ExpectOneLineError(RunDeltaserve("bench-model -m " + TinyModelPath("qwen35moe") + " --warmup -1"),
                      "--warmup");
+}
+
+TEST_F(CliTest, WeightsReadOntoHugePagesOrMappedDecodeAlike) {
+  // The default preset's 10 MB file is past the 2 MiB below which a model is always mapped.
+  const std::string model = (dir_ / "default.gguf").string();
+  ASSERT_EQ(RunDeltaserve("make-model --preset default -o " + model).exit_code, 0);
+  const std::string run = "run -m " + model + " -p 'Once upon a time' -n 8 --temp 0 --json";
+  Result read = RunDeltaserve(run);
+  Result mapped = RunDeltaserve(run + " --mmap");
+  ASSERT_EQ(read.exit_code, 0) << read.output;
+  ASSERT_EQ(mapped.exit_code, 0) << mapped.output;
+  const auto generated = [](const std::string& json) {
+    const size_t at = json.find("\"generated_ids\"");
+    return at == std::string::npos ? std::string() : json.substr(at, json.find(']', at) - at);
+  };
+  EXPECT_FALSE(generated(read.output).empty()) << read.output;
+  EXPECT_EQ(generated(read.output), generated(mapped.output));
+
+  const std::string bench = "bench-model -m " + model + " -p 4 -n 2 -d 0 -r 1";
+  const bool huge_pages = HugePagesAvailable();
+  Result bench_read = RunDeltaserve(bench);
+  EXPECT_NE(bench_read.output.find(huge_pages ? "weights: in memory on 2 MiB pages\n"
+                                              : "weights: mapped from the file\n"),
+            std::string::npos)
+      << bench_read.output;
+  Result bench_mapped = RunDeltaserve(bench + " --mmap");
+  EXPECT_NE(bench_mapped.output.find("weights: mapped from the file\n"), std::string::npos)
+      << bench_mapped.output;
 }
 
 TEST_F(CliTest, KvQuantNeedsWholeBlocksPerHead) {

@@ -23,6 +23,15 @@ struct LoadedModel {
   std::unique_ptr<text::Tokenizer> tokenizer;
 };
 
-StatusOr<LoadedModel> OpenModel(const std::string& path);
+// --mmap of the commands that load a model.
+inline constexpr const char* kMmapHelp =
+    "map the model file instead of reading it into memory on 2 MiB pages (opens without a copy; "
+    "decodes slower)";
+
+// Where the model's bytes are, for a command's report: "in memory on 2 MiB pages" or "mapped".
+const char* WeightsResidencyText(const gguf::File& file);
+
+StatusOr<LoadedModel> OpenModel(const std::string& path,
+                                gguf::Residency residency = gguf::Residency::kHugePages);
 
 }  // namespace ds::apps

@@ -15,6 +15,7 @@ namespace {
 
 struct RunFlags {
   std::string model_path;
+  bool mmap = false;
   std::string prompt;
   bool has_prompt = false;  // -p given, possibly empty (then the prompt is just BOS)
   std::string prompt_ids;
@@ -69,7 +70,9 @@ Status Run(const RunFlags& flags) {
   if (flags.has_prompt == !flags.prompt_ids.empty()) {
     return InvalidArgumentError("give exactly one of -p TEXT or --prompt-ids 1,2,3");
   }
-  DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
+  const gguf::Residency residency =
+      flags.mmap ? gguf::Residency::kMapped : gguf::Residency::kHugePages;
+  DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path, residency));
   std::vector<int32_t> prompt;
   if (!flags.prompt_ids.empty()) {
     DS_ASSIGN_OR_RETURN(prompt, ParseIds(flags.prompt_ids));
@@ -122,6 +125,7 @@ CommandFn RegisterRun(CLI::App* app) {
   app->add_option("-c,--ctx-size", flags->ctx_size, "context size (default: the model's)");
   app->add_option("-t,--threads", flags->threads, "threads (default: one per CPU)");
   app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str();
+  app->add_flag("--mmap", flags->mmap, kMmapHelp);
   app->add_option("--temp", flags->sampling.temperature, "temperature; 0 is greedy")
       ->capture_default_str();
   app->add_option("--top-k", flags->sampling.top_k, "top-k; 0 disables")->capture_default_str();

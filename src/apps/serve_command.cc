@@ -24,6 +24,7 @@ namespace {
 
 struct ServeFlags {
   std::string model_path;
+  bool mmap = false;
   server::ServerOptions server;
   engine::EngineOptions engine;
   server::ChatServiceOptions chat;
@@ -75,7 +76,9 @@ Status Serve(ServeFlags flags) {
   sigset_t shutdown_signals = BlockShutdownSignals();  // before any thread starts
   // A file-size limit turns a disk-tier write into an error the tier reports, not a crash.
   std::signal(SIGXFSZ, SIG_IGN);
-  DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path));
+  const gguf::Residency residency =
+      flags.mmap ? gguf::Residency::kMapped : gguf::Residency::kHugePages;
+  DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path, residency));
   if (flags.engine.context_tokens <= 0) {
     flags.engine.context_tokens = loaded.model->hparams().n_ctx_train > 0
                                       ? loaded.model->hparams().n_ctx_train
@@ -99,7 +102,7 @@ Status Serve(ServeFlags flags) {
   server::HttpServer http(flags.server, service.get());
   DS_RETURN_IF_ERROR(http.Start());
   DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens "
-              "(KV {}), prefix cache {} MiB in memory, disk tier {}, {} kernels",
+              "(KV {}), prefix cache {} MiB in memory, disk tier {}, {} kernels, weights {}",
               flags.server.model_id, loaded.model->hparams().arch, flags.server.host, http.port(),
               flags.engine.max_parallel, flags.engine.context_tokens,
               tensor::DTypeName(flags.engine.kv_dtype),
@@ -107,7 +110,7 @@ Status Serve(ServeFlags flags) {
               engine.cache() != nullptr && engine.cache()->disk() != nullptr
                   ? engine.cache()->disk()->options().dir
                   : std::string("off"),
-              kernels::ActiveIsa());
+              kernels::ActiveIsa(), WeightsResidencyText(*loaded.file));
   std::fprintf(stderr, "deltaserve: listening on http://%s:%d\n", flags.server.host.c_str(),
                http.port());
   int signal_number = 0;
@@ -148,6 +151,7 @@ CommandFn RegisterServe(CLI::App* app) {
       "DELTASERVE_CTX_SIZE");
   env(app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str(),
       "DELTASERVE_KV_QUANT");
+  env(app->add_flag("--mmap", flags->mmap, kMmapHelp), "DELTASERVE_MMAP");
   env(app->add_option("--prefill-chunk", flags->engine.prefill_chunk_tokens,
                       "prompt tokens per engine step")
           ->capture_default_str(),

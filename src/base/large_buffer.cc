@@ -1,7 +1,9 @@
 #include "base/large_buffer.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <new>
+#include <string>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -9,8 +11,6 @@
 
 namespace ds {
 namespace {
-
-constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 size_t RoundedToHugePages(size_t bytes) {
   return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
@@ -37,6 +37,15 @@ void FreeLargeBuffer(void* buffer, size_t bytes) {
   } else {
     std::free(buffer);
   }
+}
+
+bool HugePagesAvailable() {
+  // The file lists the modes with the active one in brackets: "always [madvise] never".
+  std::ifstream modes("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!std::getline(modes, line)) return false;
+  return line.find("[always]") != std::string::npos ||
+         line.find("[madvise]") != std::string::npos;
 }
 
 }  // namespace ds

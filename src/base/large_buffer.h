@@ -11,11 +11,17 @@
 
 namespace ds {
 
+// Buffers of this size or more are the ones backed by huge pages.
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 // At least `bytes` bytes; buffers of 2 MiB or more are aligned to 2 MiB and asked to be backed by
 // huge pages, smaller ones come from operator new. Throws std::bad_alloc when out of memory.
 void* AllocateLargeBuffer(size_t bytes);
 // Frees what AllocateLargeBuffer(bytes) returned, given the same `bytes`.
 void FreeLargeBuffer(void* buffer, size_t bytes);
+// Whether the kernel backs a large buffer with 2 MiB pages: transparent huge pages are on
+// ("always" or "madvise"), not "never" or absent.
+bool HugePagesAvailable();
 
 // A standard allocator over AllocateLargeBuffer, for std::vector.
 template <class T>

@@ -9,11 +9,14 @@
 #include <bit>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <new>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
 
+#include "base/large_buffer.h"
 #include "gguf/cursor.h"
 #include "gguf/gguf.h"
 #include "gguf/value_parser.h"
@@ -213,7 +216,7 @@ int64_t TensorInfo::num_rows() const {
   return n;
 }
 
-StatusOr<std::unique_ptr<File>> File::Open(const std::string& path) {
+StatusOr<std::unique_ptr<File>> File::Open(const std::string& path, Residency residency) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
@@ -241,7 +244,30 @@ StatusOr<std::unique_ptr<File>> File::Open(const std::string& path) {
   }
   ::close(fd);  // the mapping keeps the file's pages reachable
   DS_RETURN_IF_ERROR(file->Parse());
+  // After the parse, so a file that is not a model is refused before it is read whole.
+  if (residency == Residency::kHugePages && file->bytes_.size() >= kHugePageBytes &&
+      HugePagesAvailable()) {
+    DS_RETURN_IF_ERROR(file->CopyToHugePages());
+  }
   return file;
+}
+
+Status File::CopyToHugePages() {
+  const size_t size = bytes_.size();
+  try {
+    buffer_ = AllocateLargeBuffer(size);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(display_name_ + ": cannot allocate " + std::to_string(size) +
+                                  " bytes to read the model into (--mmap maps it instead)");
+  }
+  auto* copy = static_cast<uint8_t*>(buffer_);
+  std::memcpy(copy, bytes_.data(), size);
+  for (TensorInfo& info : tensors_) info.data = copy + (info.data - bytes_.data());
+  ::munmap(mapping_, size);
+  mapping_ = nullptr;
+  bytes_ = {copy, size};
+  residency_ = Residency::kHugePages;
+  return OkStatus();
 }
 
 StatusOr<std::unique_ptr<File>> File::FromBuffer(std::span<const uint8_t> bytes,
@@ -255,6 +281,7 @@ StatusOr<std::unique_ptr<File>> File::FromBuffer(std::span<const uint8_t> bytes,
 
 File::~File() {
   if (mapping_ != nullptr) ::munmap(mapping_, bytes_.size());
+  if (buffer_ != nullptr) FreeLargeBuffer(buffer_, bytes_.size());
 }
 
 Status File::Parse() {

@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "base/large_buffer.h"
 #include "gguf/gguf.h"
 #include "gguf/test_util.h"
 
@@ -279,6 +282,54 @@ TEST(ReaderErrorTest, TensorData) {
   EXPECT_EQ(ErrorOf(truncated),
             "model.gguf: tensor 'tensor': truncated: data offset (8 bytes) at offset 54 extends "
             "past end of file (58 bytes)");
+}
+
+// A file of `bytes` at a fresh temporary path, removed with the object.
+class TempFile {
+ public:
+  TempFile(const std::string& name, std::span<const uint8_t> bytes)
+      : path_(::testing::TempDir() + name) {
+    std::ofstream out(path_, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+  }
+  ~TempFile() { ::unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(ReaderTest, OpenCopiesAModelOntoHugePagesOrMapsIt) {
+  // 3 MiB of f32 data, each byte its offset's low bits, so a misplaced copy shows.
+  constexpr uint64_t kElements = 3 << 18;
+  const RawFile raw = OneTensor({kElements}, 0, 0, kElements * 4);
+  std::vector<uint8_t> bytes = raw.bytes();
+  for (size_t i = 64; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  const TempFile model("gguf_huge_pages.gguf", bytes);
+  ASSERT_GE(bytes.size(), kHugePageBytes);
+
+  for (Residency asked : {Residency::kHugePages, Residency::kMapped}) {
+    StatusOr<std::unique_ptr<File>> opened = File::Open(model.path(), asked);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    const File& file = **opened;
+    const bool copied = asked == Residency::kHugePages && HugePagesAvailable();
+    EXPECT_EQ(file.residency(), copied ? Residency::kHugePages : Residency::kMapped);
+    ASSERT_EQ(file.bytes().size(), bytes.size());
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), file.bytes().begin()));
+    const TensorInfo* t = file.FindTensor("t");
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->data, file.bytes().data() + 64);
+  }
+}
+
+TEST(ReaderTest, OpenMapsFilesSmallerThanAHugePage) {
+  const RawFile raw = OneTensor({16}, 0, 0, 64);
+  const TempFile model("gguf_small.gguf", raw.bytes());
+  StatusOr<std::unique_ptr<File>> opened = File::Open(model.path(), Residency::kHugePages);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ((*opened)->residency(), Residency::kMapped);
+  EXPECT_EQ((*opened)->FindTensor("t")->data, (*opened)->bytes().data() + 64);
 }
 
 TEST(ReaderErrorTest, OpenNamesThePath) {
