@@ -41,7 +41,7 @@ int ThreadPool::DefaultThreadCount() {
 
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(num_threads > 0 ? num_threads : DefaultThreadCount()) {
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -74,6 +74,22 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t,
   chunk_ = (n + chunks - 1) / chunks;
   num_chunks_ = chunks;
   next_chunk_.store(0, std::memory_order_relaxed);
+  StartLoop();
+  RunChunks();
+  AwaitWorkers();
+  fn_ = nullptr;
+}
+
+void ThreadPool::OnEveryThread(FunctionRef<void(int)> fn) {
+  if (num_threads_ == 1) return fn(0);
+  per_thread_fn_ = &fn;
+  StartLoop();
+  fn(0);
+  AwaitWorkers();
+  per_thread_fn_ = nullptr;
+}
+
+void ThreadPool::StartLoop() {
   pending_workers_.store(num_threads_ - 1, std::memory_order_relaxed);
   generation_.fetch_add(1);  // seq_cst: ordered before the load of sleeping_workers_
   if (sleeping_workers_.load() > 0) {
@@ -82,13 +98,14 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t,
     { std::lock_guard<std::mutex> lock(mu_); }
     work_cv_.notify_all();
   }
-  RunChunks();
+}
+
+void ThreadPool::AwaitWorkers() {
   // The count stops growing once it has reached the yield phase: a long chunk cannot overflow it.
   for (int spins = 0; pending_workers_.load(std::memory_order_acquire) != 0;
        spins = std::min(spins + 1, kSpinsBeforeYield)) {
     Backoff(spins);
   }
-  fn_ = nullptr;
 }
 
 bool ThreadPool::AwaitLoop(uint64_t* seen) {
@@ -112,10 +129,14 @@ bool ThreadPool::AwaitLoop(uint64_t* seen) {
   return true;
 }
 
-void ThreadPool::WorkerLoop() {
+void ThreadPool::WorkerLoop(int thread) {
   uint64_t seen = 0;
   while (AwaitLoop(&seen)) {
-    RunChunks();
+    if (per_thread_fn_ != nullptr) {
+      (*per_thread_fn_)(thread);
+    } else {
+      RunChunks();
+    }
     pending_workers_.fetch_sub(1, std::memory_order_release);
   }
 }

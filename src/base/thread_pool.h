@@ -33,19 +33,29 @@ class ThreadPool {
   // (except the last), and returns when all are done. Allocates nothing.
   void ParallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn);
 
+  // Calls fn(t) once on each of the pool's threads, t in [0, num_threads()) (the caller is 0),
+  // and returns when all are done: the same t runs on the same thread call after call, so work
+  // split by t finds the data it wrote in the previous call in its own core's caches.
+  void OnEveryThread(FunctionRef<void(int)> fn);
+
   static int DefaultThreadCount();
 
  private:
-  void WorkerLoop();
+  void WorkerLoop(int thread);
   // Waits until generation_ differs from *seen (then updates it) or the pool stops (false).
   bool AwaitLoop(uint64_t* seen);
   // Runs ranges of the current loop until none is left unclaimed.
   void RunChunks();
+  // Starts the current loop on the workers (after fn_ or per_thread_fn_ is set).
+  void StartLoop();
+  // Waits until every worker has finished the current loop.
+  void AwaitWorkers();
 
   int num_threads_;
   std::vector<std::thread> workers_;
   // The current loop, written before generation_ is bumped and read by workers after they see it.
   const FunctionRef<void(int64_t, int64_t)>* fn_ = nullptr;
+  const FunctionRef<void(int)>* per_thread_fn_ = nullptr;  // set instead of fn_ by OnEveryThread
   int64_t n_ = 0;
   int64_t chunk_ = 0;
   int num_chunks_ = 0;

@@ -28,6 +28,36 @@ TEST(ThreadPoolTest, CoversEveryIndexExactlyOnce) {
   }
 }
 
+// Each thread index runs once per call, and on the same thread in every call, between
+// ParallelFor loops too: the recurrence relies on it to find its heads' state in its own caches.
+TEST(ThreadPoolTest, OnEveryThreadRunsEachIndexOnceOnAFixedThread) {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    std::vector<std::thread::id> first(threads);
+    for (int call = 0; call < 50; ++call) {
+      std::vector<std::atomic<int>> hits(threads);
+      std::vector<std::thread::id> ran_on(threads);
+      pool.OnEveryThread([&](int t) {
+        ASSERT_GE(t, 0);
+        ASSERT_LT(t, threads);
+        hits[t]++;
+        ran_on[t] = std::this_thread::get_id();
+      });
+      if (call == 0) {
+        first = ran_on;
+        EXPECT_EQ(first[0], std::this_thread::get_id());
+        EXPECT_EQ(std::set<std::thread::id>(first.begin(), first.end()).size(),
+                  static_cast<size_t>(threads));
+      }
+      for (int t = 0; t < threads; ++t) {
+        EXPECT_EQ(hits[t].load(), 1) << "threads=" << threads << " t=" << t;
+        EXPECT_EQ(ran_on[t], first[t]) << "threads=" << threads << " t=" << t;
+      }
+      pool.ParallelFor(100, 1, [](int64_t, int64_t) {});
+    }
+  }
+}
+
 // A decode step runs hundreds of loops; their lambdas capture more than std::function would
 // keep inline, so a loop must not wrap its callable in one.
 TEST(ThreadPoolTest, LoopsAllocateNothing) {

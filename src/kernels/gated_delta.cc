@@ -38,9 +38,7 @@ void ConvBlock(const float* x, int64_t n_tokens, int64_t channels, const float* 
   const int64_t hist = kernel_size - 1;
   float taps[kMaxConvKernelSize][kConvBlock];
   float window[kMaxConvKernelSize][kConvBlock];  // window[i]: input at t - hist + i
-  for (int64_t c = 0; c < width; ++c) {
-    for (int64_t i = 0; i < kernel_size; ++i) taps[i][c] = w[(c0 + c) * kernel_size + i];
-  }
+  for (int64_t i = 0; i < kernel_size; ++i) std::copy_n(w + i * channels + c0, width, taps[i]);
   for (int64_t i = 0; i < hist; ++i) {
     std::copy_n(state + i * channels + c0, width, window[i]);
   }
@@ -219,7 +217,19 @@ void CausalConv1dSilu(const float* x, int64_t n_tokens, int64_t channels, const 
 void GatedDeltaRecurrent(const GatedDeltaArgs& args, ThreadPool* pool) {
   CheckArgs(args);
   if (args.n_tokens == 0) return;
-  internal::ParallelRanges(pool, args.num_v_heads, 1, [&](int64_t begin, int64_t end) {
+  // Each thread keeps the same heads from call to call, so a head's state (16 KiB for the bench
+  // model) is where the thread last wrote it. Handed out first come, heads moved between cores:
+  // one token over 16 heads took 10.8 us on two threads against 6.4 on one (gated_delta_bench,
+  // state in cache), and 5.8 this way.
+  if (pool == nullptr) {
+    for (int64_t h = 0; h < args.num_v_heads; ++h) RecurrentHead(args, h);
+    return;
+  }
+  const int threads = static_cast<int>(std::min<int64_t>(pool->num_threads(), args.num_v_heads));
+  pool->OnEveryThread([&](int thread) {
+    if (thread >= threads) return;
+    const int64_t begin = args.num_v_heads * thread / threads;
+    const int64_t end = args.num_v_heads * (thread + 1) / threads;
     for (int64_t h = begin; h < end; ++h) RecurrentHead(args, h);
   });
 }

@@ -48,12 +48,14 @@ inline int64_t KeyHeadFor(int64_t h, int64_t num_k_heads, int64_t num_v_heads,
 }
 
 // Causal depthwise conv over time followed by SiLU, continuing from `state`:
-//   out[t][c] = silu(sum_{i<K} w[c][i] * in(t - (K-1) + i, c)), where in(t', c) is x[t'][c] for
+//   out[t][c] = silu(sum_{i<K} w[i][c] * in(t - (K-1) + i, c)), where in(t', c) is x[t'][c] for
 //   t' >= 0 and state[K-1+t'][c] for t' < 0;
 // then state becomes the last K-1 inputs of the combined sequence (state followed by x).
 //   x     [n_tokens][channels]
-//   w     [channels][kernel_size]   GGUF ssm_conv1d {K, channels}: a channel's taps are contiguous,
-//                                   tap K-1 multiplies the newest input
+//   w     [kernel_size][channels]   GGUF ssm_conv1d {K, channels} transposed (tap by tap), tap
+//                                   K-1 multiplies the newest input. Gathering a block's taps
+//                                   from the GGUF layout (a channel's taps contiguous) took most
+//                                   of a one-token conv.
 //   state [kernel_size-1][channels] in/out
 //   out   [n_tokens][channels]      may alias x
 // Splitting the tokens into several calls gives bit-identical outputs and state.

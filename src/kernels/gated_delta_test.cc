@@ -260,17 +260,24 @@ struct ConvCase {
   int64_t channels;
   int64_t kernel_size;
   std::vector<float> x;  // [n_tokens][channels]
-  std::vector<float> w;  // [channels][kernel_size]
+  std::vector<float> w;         // [channels][kernel_size], as GGUF stores it (the reference's)
+  std::vector<float> w_by_tap;  // [kernel_size][channels], as CausalConv1dSilu takes it
 };
 
 ConvCase MakeConvCase(int64_t n_tokens, int64_t channels, int64_t kernel_size, uint32_t seed) {
-  ConvCase c{n_tokens, channels, kernel_size, {}, {}};
+  ConvCase c{n_tokens, channels, kernel_size, {}, {}, {}};
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   c.x.resize(n_tokens * channels);
   c.w.resize(channels * kernel_size);
   for (float& v : c.x) v = normal(rng);
   for (float& v : c.w) v = 0.5f * normal(rng);
+  c.w_by_tap.resize(c.w.size());
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    for (int64_t i = 0; i < kernel_size; ++i) {
+      c.w_by_tap[i * channels + ch] = c.w[ch * kernel_size + i];
+    }
+  }
   return c;
 }
 
@@ -283,7 +290,7 @@ RunResult RunConv(const ConvCase& c, const std::vector<int64_t>& cuts, ThreadPoo
   bounds.push_back(c.n_tokens);
   int64_t begin = 0;
   for (int64_t end : bounds) {
-    CausalConv1dSilu(c.x.data() + begin * c.channels, end - begin, c.channels, c.w.data(),
+    CausalConv1dSilu(c.x.data() + begin * c.channels, end - begin, c.channels, c.w_by_tap.data(),
                      c.kernel_size, r.state.data(), r.out.data() + begin * c.channels, pool);
     begin = end;
   }
@@ -317,10 +324,10 @@ TEST(CausalConv1dTest, SplitsThreadsAndInPlaceAreBitIdentical) {
   }
   std::vector<float> in_place = c.x;
   std::vector<float> state(3 * c.channels, 0.0f);
-  CausalConv1dSilu(in_place.data(), 25, c.channels, c.w.data(), 4, state.data(), in_place.data(),
-                   nullptr);
-  CausalConv1dSilu(in_place.data() + 25 * c.channels, 15, c.channels, c.w.data(), 4, state.data(),
-                   in_place.data() + 25 * c.channels, &pool);
+  CausalConv1dSilu(in_place.data(), 25, c.channels, c.w_by_tap.data(), 4, state.data(),
+                   in_place.data(), nullptr);
+  CausalConv1dSilu(in_place.data() + 25 * c.channels, 15, c.channels, c.w_by_tap.data(), 4,
+                   state.data(), in_place.data() + 25 * c.channels, &pool);
   EXPECT_EQ(in_place, whole.out);
   EXPECT_EQ(state, whole.state);
 }

@@ -23,7 +23,7 @@ struct DeltaNetWeights {
   kernels::MatrixView alpha;  // {n_embd, Hv}
   kernels::MatrixView ba;     // {n_embd, 2*Hv}, rows per key head [b x r | a x r], r = Hv/Hk
   bool fused_ba = false;
-  const float* conv = nullptr;     // [conv_dim][kernel]
+  const float* conv = nullptr;     // [kernel][conv_dim], tap by tap
   const float* dt_bias = nullptr;  // [Hv]
   const float* ssm_a = nullptr;    // [Hv], = -exp(A_log)
   const float* norm = nullptr;     // [dv], stored raw

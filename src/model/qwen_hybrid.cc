@@ -115,7 +115,7 @@ Status QwenHybrid::BindDeltaNet(const std::string& p, DeltaNetWeights* w) {
     DS_ASSIGN_OR_RETURN(w->alpha, binder_.Matrix(p + "ssm_alpha.weight", hp.n_embd, hv));
   }
   DS_ASSIGN_OR_RETURN(w->conv,
-                      binder_.Floats(p + "ssm_conv1d.weight", {d.conv_kernel, d.conv_dim()}));
+                      binder_.FloatsByColumn(p + "ssm_conv1d.weight", d.conv_kernel, d.conv_dim()));
   DS_ASSIGN_OR_RETURN(w->dt_bias, binder_.Vector(p + "ssm_dt.bias", hv));
   DS_ASSIGN_OR_RETURN(w->ssm_a, binder_.Vector(p + "ssm_a", hv));
   DS_ASSIGN_OR_RETURN(w->norm, binder_.Vector(p + "ssm_norm.weight", d.head_dim));

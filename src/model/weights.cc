@@ -77,6 +77,17 @@ StatusOr<const float*> WeightBinder::Floats(const std::string& name, std::vector
   return values.data();
 }
 
+StatusOr<const float*> WeightBinder::FloatsByColumn(const std::string& name, int64_t n_cols,
+                                                    int64_t n_rows) {
+  DS_RETURN_IF_ERROR(Floats(name, {n_cols, n_rows}).status());
+  std::vector<float>& values = owned_floats_.back();  // what Floats just added
+  const std::vector<float> by_row = values;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    for (int64_t c = 0; c < n_cols; ++c) values[c * n_rows + r] = by_row[r * n_cols + c];
+  }
+  return values.data();
+}
+
 void DequantizeMatrixRow(const kernels::MatrixView& matrix, int64_t row, float* dst) {
   tensor::DequantizeRow(matrix.type, matrix.row(row), dst, matrix.n_cols);
 }

@@ -29,6 +29,8 @@ class WeightBinder {
   StatusOr<const float*> Vector(const std::string& name, int64_t n);
   // Like Vector, but a 2-D {n_cols, n_rows} tensor flattened row by row.
   StatusOr<const float*> Floats(const std::string& name, std::vector<int64_t> ne);
+  // The same 2-D tensor transposed: [n_cols][n_rows], column by column.
+  StatusOr<const float*> FloatsByColumn(const std::string& name, int64_t n_cols, int64_t n_rows);
 
  private:
   StatusOr<const gguf::TensorInfo*> Find(const std::string& name, const std::vector<int64_t>& ne);
