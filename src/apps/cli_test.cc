@@ -13,6 +13,8 @@
 
 #include "apps/default_vocab.h"
 #include "base/large_buffer.h"
+#include "base/system_memory.h"
+#include "gguf/gguf.h"
 #include "apps/test_models.h"
 
 namespace ds::apps {
@@ -172,7 +174,9 @@ TEST_F(CliTest, WeightsReadOntoHugePagesOrMappedDecodeAlike) {
   EXPECT_EQ(generated(read.output), generated(mapped.output));
 
   const std::string bench = "bench-model -m " + model + " -p 4 -n 2 -d 0 -r 1";
-  const bool huge_pages = HugePagesAvailable();
+  const bool huge_pages = HugePagesAvailable() &&
+                          gguf::CopyFitsInMemory(std::filesystem::file_size(model),
+                                                 AvailableMemoryBytes());
   Result bench_read = RunDeltaserve(bench);
   EXPECT_NE(bench_read.output.find(huge_pages ? "weights: in memory on 2 MiB pages\n"
                                               : "weights: mapped from the file\n"),

@@ -101,13 +101,18 @@ struct TensorInfo {
 // Where File::Open keeps a file's bytes.
 enum class Residency {
   // Read into the process's memory on 2 MiB pages where the kernel offers transparent huge
-  // pages (else mapped). A decode step reads every active weight once, matrix after matrix:
+  // pages and the system has the memory for a copy (else mapped: CopyFitsInMemory). A decode step reads every active weight once, matrix after matrix:
   // over the 4 KiB pages of a mapping, each a page-table walk (nested in a virtual machine), the
   // bench model decoded 10-14% slower on one machine of ours.
   kHugePages,
   // Mapped read-only: opens without a copy, and processes that map the file share its pages.
   kMapped,
 };
+
+// Whether a copy of a file of `file_bytes` leaves the system at least 1 GiB or a tenth of what it
+// had available (`available_bytes`, -1 when unknown), whichever is more: a model larger than the
+// memory can only be mapped and paged in, and a copy would have the process killed.
+bool CopyFitsInMemory(uint64_t file_bytes, int64_t available_bytes);
 
 class File {
  public:

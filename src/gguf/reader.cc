@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <utility>
 
 #include "base/large_buffer.h"
+#include "base/system_memory.h"
 #include "gguf/cursor.h"
 #include "gguf/gguf.h"
 #include "gguf/value_parser.h"
@@ -246,10 +248,17 @@ StatusOr<std::unique_ptr<File>> File::Open(const std::string& path, Residency re
   DS_RETURN_IF_ERROR(file->Parse());
   // After the parse, so a file that is not a model is refused before it is read whole.
   if (residency == Residency::kHugePages && file->bytes_.size() >= kHugePageBytes &&
-      HugePagesAvailable()) {
+      HugePagesAvailable() && CopyFitsInMemory(file->bytes_.size(), AvailableMemoryBytes())) {
     DS_RETURN_IF_ERROR(file->CopyToHugePages());
   }
   return file;
+}
+
+bool CopyFitsInMemory(uint64_t file_bytes, int64_t available_bytes) {
+  if (available_bytes < 0) return false;
+  const uint64_t available = static_cast<uint64_t>(available_bytes);
+  const uint64_t reserve = std::max<uint64_t>(uint64_t{1} << 30, available / 10);
+  return available > reserve && file_bytes <= available - reserve;
 }
 
 Status File::CopyToHugePages() {

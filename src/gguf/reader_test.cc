@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/large_buffer.h"
+#include "base/system_memory.h"
 #include "gguf/gguf.h"
 #include "gguf/test_util.h"
 
@@ -313,7 +314,8 @@ TEST(ReaderTest, OpenCopiesAModelOntoHugePagesOrMapsIt) {
     StatusOr<std::unique_ptr<File>> opened = File::Open(model.path(), asked);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     const File& file = **opened;
-    const bool copied = asked == Residency::kHugePages && HugePagesAvailable();
+    const bool copied = asked == Residency::kHugePages && HugePagesAvailable() &&
+                        CopyFitsInMemory(bytes.size(), AvailableMemoryBytes());
     EXPECT_EQ(file.residency(), copied ? Residency::kHugePages : Residency::kMapped);
     ASSERT_EQ(file.bytes().size(), bytes.size());
     EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), file.bytes().begin()));
@@ -321,6 +323,16 @@ TEST(ReaderTest, OpenCopiesAModelOntoHugePagesOrMapsIt) {
     ASSERT_NE(t, nullptr);
     EXPECT_EQ(t->data, file.bytes().data() + 64);
   }
+}
+
+TEST(ReaderTest, ACopyMustLeaveMemoryToSpare) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_TRUE(CopyFitsInMemory(2 * kGiB, 4 * kGiB));
+  EXPECT_FALSE(CopyFitsInMemory(3 * kGiB + 1, 4 * kGiB));  // leaves less than 1 GiB
+  EXPECT_TRUE(CopyFitsInMemory(80 * kGiB, 100 * kGiB));
+  EXPECT_FALSE(CopyFitsInMemory(91 * kGiB, 100 * kGiB));  // leaves less than a tenth
+  EXPECT_FALSE(CopyFitsInMemory(1, kGiB / 2));
+  EXPECT_FALSE(CopyFitsInMemory(1, -1));  // unknown
 }
 
 TEST(ReaderTest, OpenMapsFilesSmallerThanAHugePage) {
