@@ -14,12 +14,18 @@ namespace {
 constexpr int64_t kBufferBytes = int64_t{1} << 30;  // far past any last-level cache
 constexpr int kPasses = 5;
 
-// Eight independent accumulators let the compiler vectorise and keep loads in flight.
+// A cache line's 16 floats in independent accumulators let the compiler vectorise and keep loads
+// in flight. Every line is asked for 8 KiB ahead, as the decode kernels ask for their weights
+// (non-temporal): left to the hardware prefetchers, readings were lower than what those kernels
+// then streamed (decodes at 100-103% of their floor); interleaved readings on one machine went
+// from 57.6-61.4 GB/s to 63.8-68.0.
 float SumRange(const float* data, int64_t begin, int64_t end) {
-  float acc[8] = {};
+  constexpr int64_t kLineFloats = 16, kAheadFloats = 2048;
+  float acc[kLineFloats] = {};
   int64_t i = begin;
-  for (; i + 8 <= end; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += data[i + j];
+  for (; i + kLineFloats <= end; i += kLineFloats) {
+    __builtin_prefetch(data + i + kAheadFloats, /*rw=*/0, /*locality=*/0);
+    for (int j = 0; j < kLineFloats; ++j) acc[j] += data[i + j];
   }
   for (; i < end; ++i) acc[0] += data[i];
   float total = 0;
