@@ -3,7 +3,8 @@
 // Between loops a worker spins for a short while before it sleeps: a decode step runs hundreds
 // of small loops a few microseconds apart, and waking a sleeping thread costs more than most of
 // them. An idle pool sleeps.
-// Thread safety: ParallelFor may be called from one thread at a time (the engine thread).
+// Thread safety: ParallelFor and OnEveryThread may be called from one thread at a time (the
+// engine thread).
 // Results must not depend on the number of threads: work is split into contiguous ranges and
 // every output element is written by exactly one task.
 #pragma once
