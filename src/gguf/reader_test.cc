@@ -302,7 +302,7 @@ class TempFile {
 };
 
 TEST(ReaderTest, OpenCopiesAModelOntoHugePagesOrMapsIt) {
-  // 3 MiB of f32 data, each byte its offset's low bits, so a misplaced copy shows.
+  // 3 MiB of f32 data, each byte a function of its offset, so a misplaced copy shows.
   constexpr uint64_t kElements = 3 << 18;
   const RawFile raw = OneTensor({kElements}, 0, 0, kElements * 4);
   std::vector<uint8_t> bytes = raw.bytes();
