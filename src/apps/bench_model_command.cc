@@ -92,7 +92,8 @@ Status Bench(const BenchFlags& flags) {
   DS_ASSIGN_OR_RETURN(const tensor::DType kv_dtype,
                       KvDtypeFor(flags.kv_quant_bits, model.hparams()));
   ThreadPool pool(flags.threads);
-  const double bandwidth_gbps = MeasureReadBandwidthGBps(&pool);
+  const ReadBandwidthMeter bandwidth_meter;
+  const double bandwidth_gbps = bandwidth_meter.MeasureGBps(&pool);
   const double fma_gflops = kernels::MeasureFmaPeakGflops(&pool);
   const TokenCost cost = ActiveCostPerToken(*loaded.file, model.hparams());
   const double floor_tps = bandwidth_gbps * 1e9 / cost.weight_bytes;
@@ -138,7 +139,7 @@ Status Bench(const BenchFlags& flags) {
       // 39 to 65 GB/s across a morning's runs), so a decode rate is set against readings taken
       // just before and just after it, the higher of the two: a single reading taken in a
       // moment of heavy neighbours once put a decode at 103% of its floor.
-      double test_bandwidth_gbps = prefill ? bandwidth_gbps : MeasureReadBandwidthGBps(&pool);
+      double test_bandwidth_gbps = prefill ? bandwidth_gbps : bandwidth_meter.MeasureGBps(&pool);
       std::vector<double> rates;
       for (int rep = 0; rep < flags.repetitions; ++rep) {
         steal.Begin();
@@ -149,7 +150,7 @@ Status Bench(const BenchFlags& flags) {
         rates.push_back(rate);
       }
       if (!prefill) {
-        test_bandwidth_gbps = std::max(test_bandwidth_gbps, MeasureReadBandwidthGBps(&pool));
+        test_bandwidth_gbps = std::max(test_bandwidth_gbps, bandwidth_meter.MeasureGBps(&pool));
       }
       Sample s = Summarise(rates);
       std::string test = (prefill ? "pp" + std::to_string(flags.n_prompt)

@@ -35,18 +35,17 @@ float SumRange(const float* data, int64_t begin, int64_t end) {
 
 }  // namespace
 
-double MeasureReadBandwidthGBps(ThreadPool* pool) {
-  const int64_t n = kBufferBytes / sizeof(float);
-  // On the pages the weights get (gguf::Residency::kHugePages), so the floor a decode rate is
-  // set against is not lowered by page walks the weights do not pay.
-  std::vector<float, LargeBufferAllocator<float>> buffer(n, 1.0f);
+ReadBandwidthMeter::ReadBandwidthMeter() : buffer_(kBufferBytes / sizeof(float), 1.0f) {}
+
+double ReadBandwidthMeter::MeasureGBps(ThreadPool* pool) const {
+  const int64_t n = static_cast<int64_t>(buffer_.size());
   std::mutex mu;
   float total = 0;  // read at the end so the loads cannot be optimised away
   double best = 0;
   for (int pass = 0; pass < kPasses; ++pass) {
     Clock::time_point start = Clock::now();
     pool->ParallelFor(n, n / pool->num_threads() + 1, [&](int64_t begin, int64_t end) {
-      float sum = SumRange(buffer.data(), begin, end);
+      float sum = SumRange(buffer_.data(), begin, end);
       std::lock_guard<std::mutex> lock(mu);
       total += sum;
     });

@@ -103,7 +103,7 @@ enum class Residency {
   // Read into the process's memory on 2 MiB pages where the kernel offers transparent huge
   // pages and the system has the memory for a copy (else mapped: CopyFitsInMemory). A decode
   // step reads every active weight once, matrix after matrix: over the 4 KiB pages of a mapping,
-  // each a page-table walk (nested in a virtual machine), the bench model decoded 10-14% slower
+  // each a page-table walk (nested in a virtual machine), the bench model decoded 9-12% slower
   // on one machine of ours.
   kHugePages,
   // Mapped read-only: opens without a copy, and processes that map the file share its pages.
