@@ -45,8 +45,9 @@ class ThreadPool {
   void WorkerLoop(int thread);
   // Waits until generation_ differs from *seen (then updates it) or the pool stops (false).
   bool AwaitLoop(uint64_t* seen);
-  // Runs ranges of the current loop until none is left unclaimed.
-  void RunChunks();
+  // Runs ranges of the current loop until none is left unclaimed: first those of its own share
+  // from the front, then others' from the back.
+  void RunChunks(int thread);
   // Starts the current loop on the workers (after fn_ or per_thread_fn_ is set).
   void StartLoop();
   // Waits until every worker has finished the current loop.
@@ -59,8 +60,13 @@ class ThreadPool {
   const FunctionRef<void(int)>* per_thread_fn_ = nullptr;  // set instead of fn_ by OnEveryThread
   int64_t n_ = 0;
   int64_t chunk_ = 0;
-  int num_chunks_ = 0;
-  std::atomic<int> next_chunk_{0};
+  // Each thread's share of the current loop's ranges, [next, end) packed as next | end << 32:
+  // its owner claims from the front, so that consecutive ranges continue one stream of memory
+  // the prefetches are already ahead in, and a thread that has run out claims from the back.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> bounds{0};
+  };
+  std::vector<Share> shares_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_workers_{0};
   std::atomic<int> sleeping_workers_{0};

@@ -104,5 +104,31 @@ TEST(ThreadPoolTest, LoopsAfterIdlePeriodsUseEveryWorker) {
   }
 }
 
+// A thread held up in one range does not hold up the rest of its share: the others take them.
+// The range of index 0 (the caller's first) returns only once every other index has run.
+TEST(ThreadPoolTest, RangesOfAHeldUpThreadRunElsewhere) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    constexpr int64_t kN = 640;
+    std::atomic<int64_t> others_done{0};
+    int64_t first_range = 0;
+    bool gave_up = false;
+    pool.ParallelFor(kN, 1, [&](int64_t begin, int64_t end) {
+      if (begin > 0) {
+        others_done += end - begin;
+        return;
+      }
+      first_range = end;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (others_done.load() < kN - first_range && !gave_up) {
+        gave_up = std::chrono::steady_clock::now() > deadline;
+        std::this_thread::yield();
+      }
+    });
+    EXPECT_FALSE(gave_up) << "threads=" << threads;
+    EXPECT_EQ(others_done.load(), kN - first_range) << "threads=" << threads;
+  }
+}
+
 }  // namespace
 }  // namespace ds
