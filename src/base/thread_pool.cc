@@ -33,10 +33,10 @@ constexpr std::chrono::microseconds kCallerSpinBeforeYield{300};
 // eight ranges a thread decoded slower than four (bench Q8_0 tg64 0.947, median of seven
 // interleaved pairs): each range a thread took started a new stream of weights that its
 // prefetches had not reached. Claimed from each thread's own share in order, eight decoded 4.8%
-// faster than four from one counter (nine pairs, both with kCallerSpinBeforeYield), and 16 as
-// fast as eight (1.007) with half as long a last range in the largest loop, the vocabulary
-// projection's.
-constexpr int kChunksPerThread = 16;
+// faster than four from one counter (nine pairs, both with kCallerSpinBeforeYield). 16 decoded
+// Q8_0 as fast as eight (1.007) and Q4_K slower (0.986): each range costs a claim and a
+// kernel's set-up for the token, a larger part of a Q4_K range.
+constexpr int kChunksPerThread = 8;
 
 constexpr uint64_t PackShare(uint32_t next, uint32_t end) {
   return next | static_cast<uint64_t>(end) << 32;
