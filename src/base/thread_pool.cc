@@ -14,18 +14,18 @@ inline void CpuRelax() {
 #endif
 }
 
-// How long an idle worker waits for the next loop before it sleeps. Every waiter spins for
+// How long an idle worker waits for the next loop before it sleeps. A worker spins for
 // kSpinsBeforeYield checks (about 38 us at 18.6 ns a pause on a Zen 5 VM), then yields between
 // checks, so that with more threads than cores a waiting thread hands its core to one that still
 // has work.
 constexpr std::chrono::microseconds kSpinBeforeSleep{200};
 constexpr int kSpinsBeforeYield = 1 << 11;
-// How long the caller spins at the end of a loop before it yields. A decode step's loops over
-// the output matrix end with ranges of up to a few hundred microseconds, and a yield costs a
-// system call, whose return (several microseconds in a VM) then delayed every loop after it:
-// yielding after 2^11 spins as a worker does, 2.5% of a bench model decode's samples were in
-// sched_yield and the kernel's interrupt re-enabling, and with both changes (and the shares
-// below) bench Q8_0 tg64 was 9.4% faster (median of nine interleaved pairs; 4.8% without this).
+// How long the caller spins at the end of a loop before it yields between checks. Yielding
+// after kSpinsBeforeYield spins, as a worker does, the caller waited that long in enough of a
+// decode step's loops that 2.5% of a bench model Q8_0 decode's samples were in sched_yield and
+// the kernel's interrupt re-enabling: each yield is a system call, whose return (slow in a VM)
+// delayed the loops after it. With this spin and the shares below, tg64 was 9.4% faster than
+// before both (median of nine interleaved pairs), of which the shares gave 4.8%.
 constexpr std::chrono::microseconds kCallerSpinBeforeYield{300};
 // Ranges per thread of a loop: the two vCPUs of a small VM run at different speeds, and halves
 // fixed per thread left the faster one waiting (in a Q4_K decode, the caller waited 645-698 ms
