@@ -33,6 +33,12 @@ class LargeBufferAllocator {
   LargeBufferAllocator(const LargeBufferAllocator<U>&) {}  // NOLINT: converting, as std::allocator
   T* allocate(size_t n) { return static_cast<T*>(AllocateLargeBuffer(n * sizeof(T))); }
   void deallocate(T* p, size_t n) { FreeLargeBuffer(p, n * sizeof(T)); }
+  // Elements a vector grows by are default-initialised, not zeroed: a buffer that keeps room for
+  // far more than it holds commits pages only as they are written.
+  template <class U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
   template <class U>
   bool operator==(const LargeBufferAllocator<U>&) const {
     return true;

@@ -48,8 +48,8 @@ class SequenceState {
   // Marks `count` more tokens as processed. REQUIRES: Reserve(num_tokens() + count) succeeded.
   void Advance(int64_t count);
 
-  // KV rows of attention layer `layer`: [token][KvRowBytes()] in layout().kv_dtype. Valid until
-  // the next Reserve(). REQUIRES: layer_kinds[layer] == kAttention.
+  // KV rows of attention layer `layer`: [token][KvRowBytes()] in layout().kv_dtype. Valid as
+  // long as the state: Reserve() never moves them. REQUIRES: layer_kinds[layer] == kAttention.
   uint8_t* key_rows(int layer);
   uint8_t* value_rows(int layer);
   const uint8_t* key_rows(int layer) const;

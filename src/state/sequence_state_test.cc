@@ -82,6 +82,22 @@ TEST(SequenceStateTest, ReserveRefusesPastContext) {
   EXPECT_EQ(status.code(), StatusCode::kOutOfRange);
 }
 
+// Growing to the whole context keeps the rows where they are (a decode at depth does not copy
+// the cache) and keeps their values.
+TEST(SequenceStateTest, ReserveNeverMovesTheRows) {
+  SequenceState state(HybridLayout());
+  FillTokens(&state, 3, 0.0f);
+  const uint8_t* keys = state.key_rows(1);
+  const uint8_t* values = state.value_rows(3);
+  for (int64_t tokens : {4, 40, 67, 100}) {
+    ASSERT_TRUE(state.Reserve(tokens).ok());
+    EXPECT_EQ(state.key_rows(1), keys) << tokens;
+    EXPECT_EQ(state.value_rows(3), values) << tokens;
+  }
+  EXPECT_FLOAT_EQ(Keys(&state, 1)[2 * 6 + 1], 2.1f);
+  EXPECT_FLOAT_EQ(Values(&state, 3)[2 * 6], -2.0f);
+}
+
 TEST(SequenceStateTest, TruncateKeepsPrefixRows) {
   SequenceState state(HybridLayout());
   FillTokens(&state, 10, 0.0f);
