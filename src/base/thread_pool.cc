@@ -24,8 +24,9 @@ constexpr int kSpinsBeforeYield = 1 << 11;
 // after kSpinsBeforeYield spins, as a worker does, the caller waited that long in enough of a
 // decode step's loops that 2.5% of a bench model Q8_0 decode's samples were in sched_yield and
 // the kernel's interrupt re-enabling: each yield is a system call, whose return (slow in a VM)
-// delayed the loops after it. With this spin and the shares below, tg64 was 9.4% faster than
-// before both (median of nine interleaved pairs), of which the shares gave 4.8%.
+// delayed the loops after it. With this spin (then counted as 2^14 pauses, about 300 us; in
+// time it read the same, 1.002) and the shares below, tg64 was 9.4% faster than before both
+// (median of nine interleaved pairs), of which the shares gave 4.8%.
 constexpr std::chrono::microseconds kCallerSpinBeforeYield{300};
 // Ranges per thread of a loop: the two vCPUs of a small VM run at different speeds, and halves
 // fixed per thread left the faster one waiting (in a Q4_K decode, the caller waited 645-698 ms

@@ -66,7 +66,7 @@ Status SequenceState::Reserve(int64_t num_tokens) {
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
     for (KvRows* rows : {&layers_[i].keys, &layers_[i].values}) {
-      rows->reserve(bytes(layout_.max_tokens));
+      if (capacity_tokens_ == 0) rows->reserve(bytes(layout_.max_tokens));
       rows->resize(bytes(capacity));
     }
   }
