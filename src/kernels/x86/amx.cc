@@ -1,9 +1,9 @@
 // The AMX wide path (KernelTable::wide_q8): prompts against Q8_0 weights as int8 tile products of
 // up to 16 tokens x 16 weight rows x one 32-element block, each an exact int32 sum of code
 // products. Every block then takes the float steps of the one-token kernel
-// (LegacyKernel::DecodeRow): block b's sum times (weight scale x activation scale) is added into
-// slot b % 8 of its (token, row), blocks in order, and the eight slots are summed as ReduceSum8
-// sums lanes. So a token's result keeps the bits it has alone, whatever tile it is in.
+// (LegacyKernel::AccumulateRow): block b's sum times (weight scale x activation scale) is added
+// into slot b % 8 of its (token, row), blocks in order, and the eight slots are summed as
+// ReduceSum8 sums lanes. So a token's result keeps the bits it has alone, whatever tile it is in.
 //
 // Compiled alone with AMX's -m flags (see CMakeLists.txt), like table_unit.inc's files, and with
 // the same rule: nothing here may call an inline function of a shared header.
@@ -204,7 +204,8 @@ inline void FinishBlock(int64_t i, BlockSums& sums) {
   }
 }
 
-// acc[t] (lane r) += float(sums[t][r]) * (weight scale r x activation scale t), DecodeRow's step.
+// acc[t] (lane r) += float(sums[t][r]) * (weight scale r x activation scale t), as
+// AccumulateRow adds a block.
 inline void AddBlock(const BlockSums& sums, const WideWeightBlock& weights, const ActRows& acts,
                      int64_t b, __m512 (&acc)[kTileTokens]) {
   const __m512 weight_d = _mm512_loadu_ps(weights.d);
@@ -266,7 +267,7 @@ void WideTileQ8(const uint8_t* decoded, int64_t decoded_row_bytes, int64_t num_r
       const int64_t rows = num_rows - r0 < kGroupRows ? num_rows - r0 : kGroupRows;
       const __mmask16 valid_rows = static_cast<__mmask16>((1u << rows) - 1);
       for (int64_t t = 0; t < tokens; ++t) {
-        // Slots no block reached are zeros, as DecodeRow's unused lanes.
+        // Slots no block reached are zeros, as AccumulateRow's unused lanes.
         __m512 s[kSlots];
         for (int k = 0; k < kSlots; ++k) {
           s[k] = k < n_blocks ? _mm512_load_ps(slots[k][t]) : _mm512_setzero_ps();
