@@ -109,6 +109,9 @@ inline constexpr int64_t kAttentionChunkPositions = 1024;
 // (Before both, with every block dequantised, 16 had been the faster: 7.5 ms to 9.6 at 32k.)
 inline constexpr int64_t kAttentionPositionBlock = 64;
 static_assert(kAttentionChunkPositions % kAttentionPositionBlock == 0);
+// The most positions a table's step may score instead (the int8-score tables', kv_scores.inc).
+inline constexpr int64_t kMaxAttentionPositionBlock = 256;
+static_assert(kAttentionChunkPositions % kMaxAttentionPositionBlock == 0);
 // Queries (tokens x heads of a GQA group) attended together, so each block of K and V rows is
 // read once for all of them: a tile's accumulators (32 x head_dim floats) stay in L1/L2 with the
 // block.
@@ -118,7 +121,7 @@ inline constexpr int64_t kAttentionQueryTile = 32;
 // more than the portable table's block of scores and one dequantised row, and the call's
 // n_queries queries quantised for int8 scores (at most 3 bytes per element each).
 inline constexpr int64_t AttendScratchFloats(int64_t head_dim, int64_t n_queries) {
-  return 2 * kAttentionPositionBlock * head_dim + n_queries * head_dim * 3 / 4;
+  return 2 * kMaxAttentionPositionBlock * head_dim + n_queries * head_dim * 3 / 4;
 }
 
 // Rows of one weight dtype decoded once, then read by many tiles of tokens: decode writes
