@@ -54,23 +54,21 @@ Status SequenceState::Reserve(int64_t num_tokens) {
   }
   if (num_tokens <= capacity_tokens_) return OkStatus();
   // Room for the whole context is taken once, and pages are committed only as rows are written
-  // (LargeBufferAllocator does not zero what a vector grows by), so the rows never move: grown
-  // by reallocation, a decode step at depth 32k on the bench model copied 107 MB of rows and
-  // the kernel zeroed the new buffers (4.4% of the samples of a decode at that depth; tg32 at
-  // depth 32k rose 1.59x, median of three interleaved pairs, as no token waits for the copy).
+  // (LargeBufferAllocator does not zero what a vector grows by), so the rows never move and
+  // growing costs nothing: grown by reallocation, a decode step at depth 32k on the bench model
+  // copied 107 MB of rows and the kernel zeroed the new buffers (4.4% of the samples of a decode
+  // at that depth; tg32 at depth 32k rose 1.59x, median of three interleaved pairs).
   const auto bytes = [&](int64_t tokens) {
     return static_cast<size_t>(tokens * layout_.KvRowBytes());
   };
-  int64_t capacity = std::max<int64_t>(num_tokens, std::min<int64_t>(layout_.max_tokens,
-                                                                     capacity_tokens_ * 2 + 64));
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
     for (KvRows* rows : {&layers_[i].keys, &layers_[i].values}) {
       if (capacity_tokens_ == 0) rows->reserve(bytes(layout_.max_tokens));
-      rows->resize(bytes(capacity));
+      rows->resize(bytes(num_tokens));
     }
   }
-  capacity_tokens_ = capacity;
+  capacity_tokens_ = num_tokens;
   return OkStatus();
 }
 
