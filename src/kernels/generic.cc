@@ -409,6 +409,8 @@ const KernelTable& GenericTable() {
       nullptr,
       nullptr,
       nullptr,
+      nullptr,
+      nullptr,
   };
   return table;
 }

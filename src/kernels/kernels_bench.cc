@@ -49,10 +49,16 @@ std::vector<float> RandomActivations(int64_t n) {
 
 std::string Label() { return std::string(ActiveIsa()) + " threads=" + std::to_string(g_threads); }
 
-void BM_MatVec(benchmark::State& state, tensor::DType type) {
-  const std::vector<uint8_t> data = RandomMatrix(type, kRows, kCols);
+// Matrices whose rows the active table reads faster interleaved (CanInterleaveRows) are
+// benchmarked both ways, the interleaved ones named ".../interleaved".
+MatrixView Laid(MatrixView w, std::vector<uint8_t>& data, bool interleaved) {
+  return interleaved ? InterleaveRows(w, data.data()) : w;
+}
+
+void BM_MatVec(benchmark::State& state, tensor::DType type, bool interleaved) {
+  std::vector<uint8_t> data = RandomMatrix(type, kRows, kCols);
   const int64_t row_bytes = tensor::RowBytes(type, kCols);
-  const MatrixView w{data.data(), type, kRows, kCols, row_bytes};
+  const MatrixView w = Laid({data.data(), type, kRows, kCols, row_bytes}, data, interleaved);
   std::vector<float> x = RandomActivations(kCols), y(kRows);
   ThreadPool pool(g_threads);
   for (auto _ : state) {
@@ -64,10 +70,11 @@ void BM_MatVec(benchmark::State& state, tensor::DType type) {
 }
 
 // Arguments: rows, columns, tokens.
-void BM_MatMul(benchmark::State& state, tensor::DType type) {
+void BM_MatMul(benchmark::State& state, tensor::DType type, bool interleaved) {
   const int64_t n_rows = state.range(0), n_cols = state.range(1), n_tokens = state.range(2);
-  const std::vector<uint8_t> data = RandomMatrix(type, n_rows, n_cols);
-  const MatrixView w{data.data(), type, n_rows, n_cols, tensor::RowBytes(type, n_cols)};
+  std::vector<uint8_t> data = RandomMatrix(type, n_rows, n_cols);
+  const MatrixView w = Laid({data.data(), type, n_rows, n_cols, tensor::RowBytes(type, n_cols)},
+                            data, interleaved);
   std::vector<float> x = RandomActivations(n_cols * n_tokens), y(n_rows * n_tokens);
   ThreadPool pool(g_threads);
   for (auto _ : state) {
@@ -127,30 +134,44 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   state.SetLabel(Label());
 }
 
+// The layouts to benchmark a dtype in: as the file has it, and interleaved where it can be.
+std::vector<bool> Layouts(tensor::DType type) {
+  const MatrixView probe{nullptr, type, 256, 256, tensor::RowBytes(type, 256)};
+  return CanInterleaveRows(probe) ? std::vector<bool>{false, true} : std::vector<bool>{false};
+}
+
+std::string LayoutSuffix(bool interleaved) { return interleaved ? "/interleaved" : ""; }
+
 void RegisterAll() {
   using tensor::DType;
   for (DType type : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0,
                      DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ2_K, DType::kQ3_K,
                      DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    const std::string name = "MatVec4096/" + std::string(tensor::DTypeName(type));
-    benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type)
-        ->Unit(benchmark::kMicrosecond)
-        ->UseRealTime();
+    for (bool interleaved : Layouts(type)) {
+      const std::string name =
+          "MatVec4096/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type, interleaved)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
   }
   // The bench model's projections (1024 -> 2048, 1024 -> 256) and an expert's down projection
   // (256 -> 1024) over a 512-token prefill chunk and a 64-token expert group, and an expert's
   // matrices for one token (decode, from cache).
   for (DType type : {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
                      DType::kQ5_K, DType::kQ6_K}) {
-    const std::string name = "MatMul/" + std::string(tensor::DTypeName(type));
-    benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type)
-        ->Args({2048, 1024, 512})
-        ->Args({256, 1024, 64})
-        ->Args({1024, 256, 64})
-        ->Args({256, 1024, 1})
-        ->Args({1024, 256, 1})
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+    for (bool interleaved : Layouts(type)) {
+      const std::string name =
+          "MatMul/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type, interleaved)
+          ->Args({2048, 1024, 512})
+          ->Args({256, 1024, 64})
+          ->Args({1024, 256, 64})
+          ->Args({256, 1024, 1})
+          ->Args({1024, 256, 1})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
   }
   for (DType kv_dtype : {DType::kF32, DType::kQ8_0}) {
     const std::string dtype(tensor::DTypeName(kv_dtype));

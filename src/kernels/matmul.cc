@@ -55,6 +55,32 @@ internal::TileDotFn TileDotFor(const internal::KernelTable& table, tensor::DType
   return nullptr;
 }
 
+// Interleaved rows (InterleaveRows) are read by the table's own kernel, whose groups of rows
+// take BlockQ8_K rows for any number of tokens.
+void InterleavedRows(const MatrixView& w, const PreparedActivations& act, int64_t n_tokens,
+                     float* y, int64_t r0, int64_t r1) {
+  const internal::TileDotFn tile = internal::Table().q4_k_interleaved;
+  DS_CHECK_MSG(tile != nullptr, "interleaved rows need the table that interleaved them");
+  if (n_tokens == 1) {
+    tile(w.row(r0), w.row_bytes, r1 - r0, w.n_cols, act.rows, act.act_stride, 1, y + r0);
+    return;
+  }
+  // A group of rows per call for every token: y is token-major.
+  float group_out[internal::kInterleavedRows * internal::kMaxTileTokens];
+  for (int64_t g = r0; g < r1; g += internal::kInterleavedRows) {
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += internal::kMaxTileTokens) {
+      const int nt = static_cast<int>(std::min<int64_t>(internal::kMaxTileTokens, n_tokens - t0));
+      tile(w.row(g), w.row_bytes, internal::kInterleavedRows, w.n_cols,
+           act.rows + t0 * act.act_stride, act.act_stride, nt, group_out);
+      for (int t = 0; t < nt; ++t) {
+        for (int r = 0; r < internal::kInterleavedRows; ++r) {
+          y[(t0 + t) * w.n_rows + g + r] = group_out[r * nt + t];
+        }
+      }
+    }
+  }
+}
+
 // Weight bytes a task processes before moving to the next token tile (fits L2 comfortably).
 constexpr int64_t kRowBlockBytes = 64 * 1024;
 // Rows of one block at most, which bounds the tile's output buffer on the stack.
@@ -94,6 +120,7 @@ void WideRows(const internal::WideQ8Path& path, const MatrixView& w,
 // each block against every tile of tokens in turn.
 void MatMulRows(const MatrixView& w, const PreparedActivations& act, int64_t n_tokens, float* y,
                 int64_t r0, int64_t r1) {
+  if (w.interleaved) return InterleavedRows(w, act, n_tokens, y, r0, r1);
   const internal::KernelTable& table = internal::Table();
   const int64_t row_block = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, w.row_bytes),
                                                 1, kMaxRowBlock);
@@ -164,6 +191,24 @@ void CheckShape(const MatrixView& w) {
 
 }  // namespace
 
+bool CanInterleaveRows(const MatrixView& w) {
+  return !w.interleaved && w.type == tensor::DType::kQ4_K &&
+         internal::Table().interleave_q4_k != nullptr &&
+         w.n_rows % internal::kInterleavedRows == 0 &&
+         w.row_bytes == tensor::RowBytes(w.type, w.n_cols);
+}
+
+MatrixView InterleaveRows(const MatrixView& w, uint8_t* data) {
+  DS_CHECK(CanInterleaveRows(w) && data == w.data);
+  const int64_t group_bytes = internal::kInterleavedRows * w.row_bytes;
+  for (int64_t g = 0; g < w.n_rows / internal::kInterleavedRows; ++g) {
+    internal::Table().interleave_q4_k(data + g * group_bytes, w.n_cols);
+  }
+  MatrixView out = w;
+  out.interleaved = true;
+  return out;
+}
+
 void MatMul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
   const MatMulJob job{w, x, n_tokens, y};
   MatMuls({&job, 1}, pool);
@@ -197,7 +242,8 @@ void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool) {
     const MatMulJob& job = jobs[j];
     const int64_t row_macs = job.w.n_cols * job.n_tokens;
     const int64_t group =
-        std::max<int64_t>(1, WidePathFor(table, job.w.type, job.n_tokens).row_group);
+        job.w.interleaved ? internal::kInterleavedRows
+                          : std::max<int64_t>(1, WidePathFor(table, job.w.type, job.n_tokens).row_group);
     const auto row_at = [&](int64_t m) {
       return std::min(job.w.n_rows, RoundUp((m + row_macs - 1) / row_macs, group));
     };
