@@ -14,12 +14,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "base/function_ref.h"
 #include "base/status.h"
 #include "tensor/dtype.h"
 
@@ -152,6 +154,12 @@ class File {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* FindTensor(std::string_view name) const;
 
+  // Rewrites the bytes of `info` (one of tensors()) in place with `rewrite`, which gets them as
+  // writable, unless they were rewritten before: a reader keeping weights in its own layout.
+  // Returns whether the bytes are rewritten (now or before); false, leaving them as the file has
+  // them, where this File cannot write them (mapped, or a caller's buffer).
+  bool RewriteTensorOnce(const TensorInfo& info, FunctionRef<void(uint8_t*)> rewrite);
+
  private:
   File() = default;
   Status Parse();
@@ -170,6 +178,7 @@ class File {
   std::map<std::string, size_t, std::less<>> metadata_index_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, size_t, std::less<>> tensor_index_;
+  std::set<const TensorInfo*> rewritten_;
 };
 
 // Builds a GGUF v3 file in memory. Keys keep insertion order; setting a key twice replaces it.

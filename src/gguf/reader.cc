@@ -344,4 +344,13 @@ const TensorInfo* File::FindTensor(std::string_view name) const {
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
+bool File::RewriteTensorOnce(const TensorInfo& info, FunctionRef<void(uint8_t*)> rewrite) {
+  if (rewritten_.contains(&info)) return true;
+  if (buffer_ == nullptr) return false;
+  // The bytes lie in buffer_, which this File allocated writable.
+  rewrite(const_cast<uint8_t*>(info.data));
+  rewritten_.insert(&info);
+  return true;
+}
+
 }  // namespace ds::gguf

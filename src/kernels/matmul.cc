@@ -241,9 +241,11 @@ void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool) {
   const auto run = [&](size_t j, int64_t m0, int64_t m1) {
     const MatMulJob& job = jobs[j];
     const int64_t row_macs = job.w.n_cols * job.n_tokens;
-    const int64_t group =
-        job.w.interleaved ? internal::kInterleavedRows
-                          : std::max<int64_t>(1, WidePathFor(table, job.w.type, job.n_tokens).row_group);
+    // Interleaved rows split at whole groups, as a wide path's.
+    const int64_t group = job.w.interleaved
+                              ? internal::kInterleavedRows
+                              : std::max<int64_t>(
+                                    1, WidePathFor(table, job.w.type, job.n_tokens).row_group);
     const auto row_at = [&](int64_t m) {
       return std::min(job.w.n_rows, RoundUp((m + row_macs - 1) / row_macs, group));
     };

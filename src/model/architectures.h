@@ -8,9 +8,9 @@
 namespace ds::model {
 
 // llama, qwen2 (q/k/v biases) and qwen3 (q/k norms).
-StatusOr<std::unique_ptr<Model>> LoadDenseTransformer(const gguf::File& file, HParams hp);
+StatusOr<std::unique_ptr<Model>> LoadDenseTransformer(gguf::File& file, HParams hp);
 
 // qwen35 (dense FFN), qwen35moe and qwen3next: Gated DeltaNet layers mixed with gated attention.
-StatusOr<std::unique_ptr<Model>> LoadQwenHybrid(const gguf::File& file, HParams hp);
+StatusOr<std::unique_ptr<Model>> LoadQwenHybrid(gguf::File& file, HParams hp);
 
 }  // namespace ds::model

@@ -39,7 +39,7 @@ struct LayerWeights {
 
 class DenseTransformer : public Model {
  public:
-  DenseTransformer(const gguf::File& file, HParams hp, ArchTraits traits)
+  DenseTransformer(gguf::File& file, HParams hp, ArchTraits traits)
       : Model(std::move(hp)), traits_(traits), binder_(file) {}
 
   Status Bind();
@@ -67,7 +67,7 @@ Status DenseTransformer::Bind() {
   if (hp.n_ff <= 0) return InvalidArgumentError(hp.arch + ".feed_forward_length is missing");
   const int64_t q_dim = hp.n_head * hp.head_dim;
   const int64_t kv_dim = hp.n_head_kv * hp.head_dim;
-  DS_ASSIGN_OR_RETURN(token_embd_, binder_.Matrix("token_embd.weight", hp.n_embd, hp.n_vocab));
+  DS_ASSIGN_OR_RETURN(token_embd_, binder_.RowMatrix("token_embd.weight", hp.n_embd, hp.n_vocab));
   DS_ASSIGN_OR_RETURN(output_norm_, binder_.Vector("output_norm.weight", hp.n_embd));
   if (binder_.Has("output.weight")) {
     DS_ASSIGN_OR_RETURN(output_, binder_.Matrix("output.weight", hp.n_embd, hp.n_vocab));
@@ -184,7 +184,7 @@ Status DenseTransformer::Forward(std::span<const int32_t> tokens, state::Sequenc
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Model>> LoadDenseTransformer(const gguf::File& file, HParams hp) {
+StatusOr<std::unique_ptr<Model>> LoadDenseTransformer(gguf::File& file, HParams hp) {
   ArchTraits traits = TraitsFor(hp.arch);
   auto model = std::make_unique<DenseTransformer>(file, std::move(hp), traits);
   DS_RETURN_IF_ERROR(model->Bind());

@@ -26,8 +26,10 @@ class Model {
  public:
   virtual ~Model() = default;
 
-  // Loads the architecture named by general.architecture. The File must outlive the Model.
-  static StatusOr<std::unique_ptr<Model>> Load(const gguf::File& file);
+  // Loads the architecture named by general.architecture. The File must outlive the Model, which
+  // may rewrite weights it holds in memory into the kernels' layout (gguf::File::
+  // RewriteTensorOnce), after which they read only through this Model or another of the File.
+  static StatusOr<std::unique_ptr<Model>> Load(gguf::File& file);
 
   const HParams& hparams() const { return hparams_; }
   // The state shape one sequence needs for a context of `max_tokens`.

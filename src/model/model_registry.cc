@@ -14,7 +14,7 @@ Family FamilyOf(const std::string& arch) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Model>> Model::Load(const gguf::File& file) {
+StatusOr<std::unique_ptr<Model>> Model::Load(gguf::File& file) {
   DS_ASSIGN_OR_RETURN(std::string arch, file.GetString("general.architecture"));
   Family family = FamilyOf(arch);
   if (family == Family::kUnsupported) {

@@ -34,7 +34,7 @@ struct HybridLayer {
 
 class QwenHybrid : public Model {
  public:
-  QwenHybrid(const gguf::File& file, HParams hp, HybridTraits traits)
+  QwenHybrid(gguf::File& file, HParams hp, HybridTraits traits)
       : Model(std::move(hp)), traits_(traits), binder_(file) {}
 
   Status Bind();
@@ -167,7 +167,7 @@ Status QwenHybrid::BindFfn(const std::string& p, HybridLayer* layer) {
 Status QwenHybrid::Bind() {
   DS_RETURN_IF_ERROR(ValidateHParams());
   const HParams& hp = hparams_;
-  DS_ASSIGN_OR_RETURN(token_embd_, binder_.Matrix("token_embd.weight", hp.n_embd, hp.n_vocab));
+  DS_ASSIGN_OR_RETURN(token_embd_, binder_.RowMatrix("token_embd.weight", hp.n_embd, hp.n_vocab));
   DS_ASSIGN_OR_RETURN(output_norm_, binder_.Vector("output_norm.weight", hp.n_embd));
   if (binder_.Has("output.weight")) {
     DS_ASSIGN_OR_RETURN(output_, binder_.Matrix("output.weight", hp.n_embd, hp.n_vocab));
@@ -255,7 +255,7 @@ Status QwenHybrid::Forward(std::span<const int32_t> tokens, state::SequenceState
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Model>> LoadQwenHybrid(const gguf::File& file, HParams hp) {
+StatusOr<std::unique_ptr<Model>> LoadQwenHybrid(gguf::File& file, HParams hp) {
   HybridTraits traits = TraitsFor(hp.arch);
   auto model = std::make_unique<QwenHybrid>(file, std::move(hp), traits);
   DS_RETURN_IF_ERROR(model->Bind());

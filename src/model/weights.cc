@@ -1,5 +1,8 @@
 #include "model/weights.h"
 
+#include <algorithm>
+
+#include "base/check.h"
 #include "tensor/quant.h"
 
 namespace ds::model {
@@ -26,34 +29,67 @@ StatusOr<const gguf::TensorInfo*> WeightBinder::Find(const std::string& name,
   return info;
 }
 
-StatusOr<kernels::MatrixView> WeightBinder::Matrix(const std::string& name, int64_t n_cols,
-                                                   int64_t n_rows) {
-  DS_ASSIGN_OR_RETURN(const gguf::TensorInfo* info, Find(name, {n_cols, n_rows}));
-  if (!tensor::Traits(info->type).is_weight_type) {
+StatusOr<std::vector<kernels::MatrixView>> WeightBinder::Views(const std::string& name,
+                                                               int64_t n_cols, int64_t n_rows,
+                                                               int64_t n_mats,
+                                                               const gguf::TensorInfo** info) {
+  std::vector<int64_t> ne = {n_cols, n_rows};
+  if (n_mats > 0) ne.push_back(n_mats);
+  DS_ASSIGN_OR_RETURN(*info, Find(name, ne));
+  const tensor::DType type = (*info)->type;
+  if (!tensor::Traits(type).is_weight_type) {
     return InvalidArgumentError(file_.display_name() + ": tensor '" + name + "' has type " +
-                                std::string(tensor::DTypeName(info->type)) +
+                                std::string(tensor::DTypeName(type)) +
                                 ", which is not supported for weights");
   }
-  return kernels::MatrixView{info->data, info->type, n_rows, n_cols,
-                             tensor::RowBytes(info->type, n_cols)};
+  const int64_t row_bytes = tensor::RowBytes(type, n_cols);
+  std::vector<kernels::MatrixView> views;
+  for (int64_t m = 0; m < std::max<int64_t>(n_mats, 1); ++m) {
+    views.push_back({(*info)->data + m * n_rows * row_bytes, type, n_rows, n_cols, row_bytes});
+  }
+  return views;
+}
+
+void WeightBinder::InterleaveWhereFaster(const gguf::TensorInfo& info,
+                                         std::vector<kernels::MatrixView>& views) {
+  if (!kernels::CanInterleaveRows(views.front())) return;
+  const bool interleaved = file_.RewriteTensorOnce(info, [&](uint8_t* data) {
+    for (kernels::MatrixView& view : views) {
+      view = kernels::InterleaveRows(view, data + (view.row(0) - info.data));
+    }
+  });
+  // Rewritten by an earlier binding of the file: the bytes are already interleaved.
+  if (interleaved) {
+    for (kernels::MatrixView& view : views) view.interleaved = true;
+  }
+}
+
+StatusOr<kernels::MatrixView> WeightBinder::Matrix(const std::string& name, int64_t n_cols,
+                                                   int64_t n_rows) {
+  const gguf::TensorInfo* info = nullptr;
+  DS_ASSIGN_OR_RETURN(std::vector<kernels::MatrixView> views,
+                      Views(name, n_cols, n_rows, 0, &info));
+  InterleaveWhereFaster(*info, views);
+  return views.front();
 }
 
 StatusOr<std::vector<kernels::MatrixView>> WeightBinder::MatrixStack(const std::string& name,
                                                                      int64_t n_cols,
                                                                      int64_t n_rows,
                                                                      int64_t n_mats) {
-  DS_ASSIGN_OR_RETURN(const gguf::TensorInfo* info, Find(name, {n_cols, n_rows, n_mats}));
-  if (!tensor::Traits(info->type).is_weight_type) {
-    return InvalidArgumentError(file_.display_name() + ": tensor '" + name + "' has type " +
-                                std::string(tensor::DTypeName(info->type)) +
-                                ", which is not supported for weights");
-  }
-  int64_t row_bytes = tensor::RowBytes(info->type, n_cols);
-  std::vector<kernels::MatrixView> views;
-  for (int64_t m = 0; m < n_mats; ++m) {
-    views.push_back({info->data + m * n_rows * row_bytes, info->type, n_rows, n_cols, row_bytes});
-  }
+  const gguf::TensorInfo* info = nullptr;
+  DS_ASSIGN_OR_RETURN(std::vector<kernels::MatrixView> views,
+                      Views(name, n_cols, n_rows, n_mats, &info));
+  InterleaveWhereFaster(*info, views);
   return views;
+}
+
+StatusOr<kernels::MatrixView> WeightBinder::RowMatrix(const std::string& name, int64_t n_cols,
+                                                      int64_t n_rows) {
+  const gguf::TensorInfo* info = nullptr;
+  DS_ASSIGN_OR_RETURN(std::vector<kernels::MatrixView> views,
+                      Views(name, n_cols, n_rows, 0, &info));
+  return views.front();
 }
 
 StatusOr<const float*> WeightBinder::Vector(const std::string& name, int64_t n) {
@@ -89,6 +125,7 @@ StatusOr<const float*> WeightBinder::FloatsByColumn(const std::string& name, int
 }
 
 void DequantizeMatrixRow(const kernels::MatrixView& matrix, int64_t row, float* dst) {
+  DS_CHECK_MSG(!matrix.interleaved, "a row of an interleaved matrix is not stored as one");
   tensor::DequantizeRow(matrix.type, matrix.row(row), dst, matrix.n_cols);
 }
 

@@ -16,15 +16,21 @@ namespace ds::model {
 
 class WeightBinder {
  public:
-  explicit WeightBinder(const gguf::File& file) : file_(file) {}
+  explicit WeightBinder(gguf::File& file) : file_(file) {}
 
   bool Has(const std::string& name) const { return file_.FindTensor(name) != nullptr; }
 
-  // A 2-D weight {n_cols, n_rows} in GGUF order (n_rows rows of n_cols elements).
+  // A 2-D weight {n_cols, n_rows} in GGUF order (n_rows rows of n_cols elements) that only the
+  // matrix kernels read: where the file's bytes are in memory and the active kernels read the
+  // dtype faster interleaved (kernels::CanInterleaveRows), its rows are rewritten so, once.
   StatusOr<kernels::MatrixView> Matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
-  // A 3-D stack of `n_mats` matrices {n_cols, n_rows, n_mats}; returns one view per matrix.
+  // A 3-D stack of `n_mats` such matrices {n_cols, n_rows, n_mats}; one view per matrix.
   StatusOr<std::vector<kernels::MatrixView>> MatrixStack(const std::string& name, int64_t n_cols,
                                                          int64_t n_rows, int64_t n_mats);
+  // A 2-D weight whose rows are also read one by one (the token embedding, which a tied output
+  // multiplies too): always as the file lays them out.
+  StatusOr<kernels::MatrixView> RowMatrix(const std::string& name, int64_t n_cols,
+                                          int64_t n_rows);
   // A 1-D tensor of n elements converted to f32 (owned by this binder).
   StatusOr<const float*> Vector(const std::string& name, int64_t n);
   // Like Vector, but a 2-D {n_cols, n_rows} tensor flattened row by row.
@@ -34,8 +40,14 @@ class WeightBinder {
 
  private:
   StatusOr<const gguf::TensorInfo*> Find(const std::string& name, const std::vector<int64_t>& ne);
+  StatusOr<std::vector<kernels::MatrixView>> Views(const std::string& name, int64_t n_cols,
+                                                   int64_t n_rows, int64_t n_mats,
+                                                   const gguf::TensorInfo** info);
+  // The views of one tensor's matrices, interleaved where Matrix says.
+  void InterleaveWhereFaster(const gguf::TensorInfo& info,
+                             std::vector<kernels::MatrixView>& views);
 
-  const gguf::File& file_;
+  gguf::File& file_;
   std::deque<std::vector<float>> owned_floats_;
 };
 
