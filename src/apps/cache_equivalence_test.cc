@@ -83,7 +83,7 @@ void ExpectSameReply(const Reply& cached, const Reply& cold, bool cancelled = fa
 
 class CacheEquivalenceTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { tm_ = BuildTestModel(TinyConfig(GetParam())); }
+  void SetUp() override { tm_ = BuildTestModel(TestConfig(GetParam())); }
   int32_t RandomId() { return static_cast<int32_t>(rng_() % tm_->model->hparams().n_vocab); }
   std::vector<int32_t> RandomIds(int64_t n) {
     std::vector<int32_t> ids(n);
@@ -283,7 +283,8 @@ TEST_P(CacheEquivalenceTest, ARestoreThatDoesNotFitIsComputedInstead) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, CacheEquivalenceTest,
-                         ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "llama"));
+                         ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "llama",
+                                           "qwen35moe/q4_K"));
 
 }  // namespace
 }  // namespace ds::apps

@@ -23,7 +23,7 @@ std::vector<float> AsFloats(const std::vector<uint8_t>& snapshot) {
 
 class StateEquivalenceTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { tm_ = BuildTestModel(TinyConfig(GetParam())); }
+  void SetUp() override { tm_ = BuildTestModel(TestConfig(GetParam())); }
   model::Model& model() { return *tm_->model; }
   SequenceState NewState() { return SequenceState(model().StateLayoutFor(1024)); }
 
@@ -112,9 +112,12 @@ TEST_P(StateEquivalenceTest, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(logits[0], logits[2]);
 }
 
+// "/q4_K": Q4_K weights, whose matrices of whole groups of rows the AVX-512 VNNI kernels read
+// interleaved (one token and a prompt's tiles alike).
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, StateEquivalenceTest,
                          ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "qwen2",
-                                           "llama"));
+                                           "llama", "qwen35moe/q4_K", "qwen3next/q4_K",
+                                           "qwen3/q4_K"));
 
 }  // namespace
 }  // namespace ds::apps

@@ -32,12 +32,27 @@ ModelConfig TinyConfig(const std::string& arch) {
   return c;
 }
 
+ModelConfig TinyQ4KConfig(const std::string& arch) {
+  ModelConfig c = TinyConfig(arch);
+  c.n_embd = 256;
+  c.dtype = tensor::DType::kQ4_K;
+  return c;
+}
+
+ModelConfig TestConfig(const std::string& name) {
+  const size_t slash = name.find('/');
+  if (slash == std::string::npos) return TinyConfig(name);
+  DS_CHECK_MSG(name.substr(slash + 1) == "q4_K", "test configs name an arch or arch/q4_K");
+  return TinyQ4KConfig(name.substr(0, slash));
+}
+
 std::unique_ptr<TestModel> BuildTestModel(const ModelConfig& config) {
   auto test_model = std::make_unique<TestModel>();
   StatusOr<gguf::Writer> writer = MakeModel(config, MakeDefaultVocab(200));
   DS_CHECK_MSG(writer.ok(), writer.status().ToString().c_str());
   test_model->bytes = writer->Serialize();
-  auto file = gguf::File::FromBuffer(test_model->bytes, config.arch + "-test");
+  test_model->loaded_bytes = test_model->bytes;
+  auto file = gguf::File::FromWritableBuffer(test_model->loaded_bytes, config.arch + "-test");
   DS_CHECK_MSG(file.ok(), file.status().ToString().c_str());
   test_model->file = std::move(file).value();
   auto model = model::Model::Load(*test_model->file);

@@ -13,13 +13,19 @@
 namespace ds::apps {
 
 struct TestModel {
-  std::vector<uint8_t> bytes;  // the GGUF; file views it
+  std::vector<uint8_t> bytes;  // the GGUF as made
+  std::vector<uint8_t> loaded_bytes;  // a copy, which file views and model may rewrite tensors in
   std::unique_ptr<gguf::File> file;
   std::unique_ptr<model::Model> model;
 };
 
 // A tiny config of `arch` (any supported architecture) with f32 weights.
 ModelConfig TinyConfig(const std::string& arch);
+// The same with Q4_K weights wherever a matrix's rows hold whole super-blocks (256 columns: the
+// embedding width and what reads it), so that the kernels may interleave them.
+ModelConfig TinyQ4KConfig(const std::string& arch);
+// TinyConfig(name), or for "arch/q4_K" TinyQ4KConfig(arch).
+ModelConfig TestConfig(const std::string& name);
 // REQUIRES: the config is valid (a failure aborts the test binary with the error).
 std::unique_ptr<TestModel> BuildTestModel(const ModelConfig& config);
 

@@ -125,6 +125,9 @@ class File {
   // Parses bytes owned by the caller, which must outlive the File.
   static StatusOr<std::unique_ptr<File>> FromBuffer(std::span<const uint8_t> bytes,
                                                     std::string display_name);
+  // The same for bytes the File may rewrite tensors in (RewriteTensorOnce).
+  static StatusOr<std::unique_ptr<File>> FromWritableBuffer(std::span<uint8_t> bytes,
+                                                            std::string display_name);
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
@@ -157,7 +160,7 @@ class File {
   // Rewrites the bytes of `info` (one of tensors()) in place with `rewrite`, which gets them as
   // writable, unless they were rewritten before: a reader keeping weights in its own layout.
   // Returns whether the bytes are rewritten (now or before); false, leaving them as the file has
-  // them, where this File cannot write them (mapped, or a caller's buffer).
+  // them, where this File cannot write them (mapped, or a caller's read-only buffer).
   bool RewriteTensorOnce(const TensorInfo& info, FunctionRef<void(uint8_t*)> rewrite);
 
  private:
@@ -178,6 +181,7 @@ class File {
   std::map<std::string, size_t, std::less<>> metadata_index_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, size_t, std::less<>> tensor_index_;
+  bool writable_ = false;  // bytes_ may be written: a copy this File owns, or a caller's
   std::set<const TensorInfo*> rewritten_;
 };
 

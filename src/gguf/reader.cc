@@ -275,6 +275,7 @@ Status File::CopyToHugePages() {
   ::munmap(mapping_, size);
   mapping_ = nullptr;
   bytes_ = {copy, size};
+  writable_ = true;
   residency_ = Residency::kHugePages;
   return OkStatus();
 }
@@ -285,6 +286,13 @@ StatusOr<std::unique_ptr<File>> File::FromBuffer(std::span<const uint8_t> bytes,
   file->display_name_ = std::move(display_name);
   file->bytes_ = bytes;
   DS_RETURN_IF_ERROR(file->Parse());
+  return file;
+}
+
+StatusOr<std::unique_ptr<File>> File::FromWritableBuffer(std::span<uint8_t> bytes,
+                                                         std::string display_name) {
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<File> file, FromBuffer(bytes, std::move(display_name)));
+  file->writable_ = true;
   return file;
 }
 
@@ -346,8 +354,8 @@ const TensorInfo* File::FindTensor(std::string_view name) const {
 
 bool File::RewriteTensorOnce(const TensorInfo& info, FunctionRef<void(uint8_t*)> rewrite) {
   if (rewritten_.contains(&info)) return true;
-  if (buffer_ == nullptr) return false;
-  // The bytes lie in buffer_, which this File allocated writable.
+  if (!writable_) return false;
+  // bytes_ are read through const pointers everywhere else.
   rewrite(const_cast<uint8_t*>(info.data));
   rewritten_.insert(&info);
   return true;

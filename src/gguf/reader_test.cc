@@ -325,6 +325,41 @@ TEST(ReaderTest, OpenCopiesAModelOntoHugePagesOrMapsIt) {
   }
 }
 
+// A tensor's bytes are rewritten in place once, and only where the File may write them: its own
+// copy, or a caller's writable buffer; never a mapping or a caller's read-only bytes.
+TEST(ReaderTest, TensorsAreRewrittenOnceWhereTheBytesAreWritable) {
+  constexpr uint64_t kElements = 3 << 18;
+  const RawFile raw = OneTensor({kElements}, 0, 0, kElements * 4);
+  const std::vector<uint8_t> bytes = raw.bytes();
+  const TempFile model("gguf_rewrite.gguf", bytes);
+  int rewrites = 0;
+  const auto flip_first = [&](uint8_t* data) {
+    ++rewrites;
+    data[0] ^= 0xff;
+  };
+  for (Residency asked : {Residency::kHugePages, Residency::kMapped}) {
+    StatusOr<std::unique_ptr<File>> opened = File::Open(model.path(), asked);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    File& file = **opened;
+    const TensorInfo& t = *file.FindTensor("t");
+    const bool own_copy = file.residency() == Residency::kHugePages;
+    rewrites = 0;
+    EXPECT_EQ(file.RewriteTensorOnce(t, flip_first), own_copy);
+    EXPECT_EQ(file.RewriteTensorOnce(t, flip_first), own_copy);
+    EXPECT_EQ(rewrites, own_copy ? 1 : 0);
+    EXPECT_EQ(t.data[0], own_copy ? static_cast<uint8_t>(bytes[64] ^ 0xff) : bytes[64]);
+  }
+  StatusOr<std::unique_ptr<File>> read_only = File::FromBuffer(bytes, "read-only");
+  ASSERT_TRUE(read_only.ok());
+  EXPECT_FALSE((*read_only)->RewriteTensorOnce(*(*read_only)->FindTensor("t"), flip_first));
+  std::vector<uint8_t> writable = bytes;
+  StatusOr<std::unique_ptr<File>> buffered = File::FromWritableBuffer(writable, "writable");
+  ASSERT_TRUE(buffered.ok());
+  EXPECT_TRUE((*buffered)->RewriteTensorOnce(*(*buffered)->FindTensor("t"), flip_first));
+  EXPECT_EQ(writable[64], static_cast<uint8_t>(bytes[64] ^ 0xff));
+  EXPECT_EQ(bytes[64], raw.bytes()[64]);
+}
+
 TEST(ReaderTest, ACopyMustLeaveMemoryToSpare) {
   constexpr int64_t kGiB = int64_t{1} << 30;
   EXPECT_TRUE(CopyFitsInMemory(2 * kGiB, 4 * kGiB));
