@@ -7,7 +7,6 @@
 #include <random>
 #include <vector>
 
-#include "kernels/act_quant.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref.h"
 #include "kernels/test_util.h"
@@ -39,18 +38,6 @@ Q4KMatrix MakeQ4K(std::mt19937& rng, int64_t n_rows, int64_t n_cols) {
   m.view = {m.data.data(), DType::kQ4_K, n_rows, n_cols, row_bytes};
   m.rows_view = {m.as_rows.data(), DType::kQ4_K, n_rows, n_cols, row_bytes};
   return m;
-}
-
-// x as the kernels see it: int8 blocks of 256.
-std::vector<float> RoundedAsQ8K(const std::vector<float>& x, int64_t n_tokens, int64_t n_cols) {
-  constexpr internal::ActFormat kQ8K = internal::ActFormat::kQ8KBlocks;
-  std::vector<uint8_t> q(static_cast<size_t>(internal::ActRowBytes(kQ8K, n_cols)));
-  std::vector<float> out(x.size());
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    internal::QuantizeActRow(kQ8K, x.data() + t * n_cols, n_cols, q.data());
-    internal::DequantizeActRow(kQ8K, q.data(), n_cols, out.data() + t * n_cols);
-  }
-  return out;
 }
 
 bool TableInterleavesQ4K() { return internal::Table().interleave_q4_k != nullptr; }
@@ -92,7 +79,7 @@ TEST_P(InterleavedRowsTest, MultipliesLikeItsRowsWithEachTokensBitsAlone) {
       const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
       std::vector<float> y(static_cast<size_t>(n_tokens * n_rows)), exact(y.size());
       MatMul(w, x.data(), n_tokens, y.data(), &pool2);
-      ref::MatMul(m.rows_view, RoundedAsQ8K(x, n_tokens, n_cols).data(), n_tokens,
+      ref::MatMul(m.rows_view, AsKernelSeesIt(DType::kQ4_K, x, n_tokens, n_cols).data(), n_tokens,
                   exact.data());
       EXPECT_LT(RelativeError(y.data(), exact.data(), y.size()), 2e-5);
       for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool3}) {
@@ -111,7 +98,8 @@ TEST_P(InterleavedRowsTest, MultipliesLikeItsRowsWithEachTokensBitsAlone) {
 }
 
 // Among jobs of rows as they lie (a layer's experts may be either), each job gets what MatMul
-// gives it alone.
+// gives it alone, also where both kinds read one encoding of the same tokens (which then has
+// the tiles the plain rows take and the interleaved ones skip).
 TEST_P(InterleavedRowsTest, MatMulsMixInterleavedAndPlainJobs) {
   if (!TableInterleavesQ4K()) GTEST_SKIP() << "this table reads Q4_K rows as they lie";
   std::mt19937 rng(7);
@@ -119,14 +107,18 @@ TEST_P(InterleavedRowsTest, MatMulsMixInterleavedAndPlainJobs) {
   const int64_t n_cols = 512;
   Q4KMatrix a = MakeQ4K(rng, 64, n_cols), b = MakeQ4K(rng, 32, n_cols);
   const MatrixView wa = InterleaveRows(a.view, a.data.data());
-  const std::vector<float> x = RandomFloats(rng, 3 * n_cols);
-  std::vector<float> ya(3 * 64), yb(2 * 32), want_a(ya.size()), want_b(yb.size());
-  const MatMulJob jobs[] = {{wa, x.data(), 3, ya.data()}, {b.view, x.data(), 2, yb.data()}};
-  MatMuls(jobs, &pool);
-  MatMul(wa, x.data(), 3, want_a.data(), nullptr);
-  MatMul(b.view, x.data(), 2, want_b.data(), nullptr);
-  EXPECT_EQ(ya, want_a);
-  EXPECT_EQ(yb, want_b);
+  const std::vector<float> x = RandomFloats(rng, 9 * n_cols);
+  for (int64_t plain_tokens : {2, 9}) {
+    SCOPED_TRACE(testing::Message() << "plain job's tokens " << plain_tokens);
+    std::vector<float> ya(9 * 64), yb(plain_tokens * 32), want_a(ya.size()), want_b(yb.size());
+    const MatMulJob jobs[] = {{wa, x.data(), 9, ya.data()},
+                              {b.view, x.data(), plain_tokens, yb.data()}};
+    MatMuls(jobs, &pool);
+    MatMul(wa, x.data(), 9, want_a.data(), nullptr);
+    MatMul(b.view, x.data(), plain_tokens, want_b.data(), nullptr);
+    EXPECT_EQ(ya, want_a);
+    EXPECT_EQ(yb, want_b);
+  }
 }
 
 DS_INSTANTIATE_FOR_EACH_ISA(InterleavedRowsTest);

@@ -14,7 +14,7 @@ using Input = MatMulInputs::Input;
 
 bool EncodedAsTiles(const Input& in) {
   const KernelTable& table = Table();
-  return !in.wide && !in.gather_source && in.n_tokens > 1 &&
+  return !in.wide && !in.gather_source && !in.rows_only && in.n_tokens > 1 &&
          ((in.format == ActFormat::kQ8Blocks && table.build_q8_tiles) ||
           (in.format == ActFormat::kQ8KBlocks && table.build_q8k_tiles));
 }
@@ -105,11 +105,12 @@ bool MatMulInputs::Prepare(std::span<const MatMulJob> jobs, ThreadPool* pool) {
   // tokens' rows from one encoding of the layer's input.
   const auto find_or_add = [&](const Input& in) {
     for (size_t e = 0; e < inputs_.size(); ++e) {
-      const Input& other = inputs_[e];
+      Input& other = inputs_[e];
       if (other.x == in.x && other.n_cols == in.n_cols && other.format == in.format &&
           other.gather_source == in.gather_source &&
           (in.gather_source || (other.n_tokens == in.n_tokens && other.wide == in.wide &&
                                 other.x_rows == in.x_rows))) {
+        other.rows_only = other.rows_only && in.rows_only;  // tiles if any reader takes them
         return static_cast<int64_t>(e);
       }
     }
@@ -130,6 +131,7 @@ bool MatMulInputs::Prepare(std::span<const MatMulJob> jobs, ThreadPool* pool) {
       in.x_rows = job.x_rows;
       in.source = source;
     }
+    in.rows_only = job.w.interleaved;
     input_of_[j] = find_or_add(in);
   }
   if (inputs_.empty()) return false;

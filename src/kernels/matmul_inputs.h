@@ -46,6 +46,8 @@ class MatMulInputs {
     bool gather_source = false;
     const int64_t* x_rows = nullptr;
     int64_t source = -1;
+    // Read by interleaved weight rows, whose kernel takes the rows as they are: no tiles.
+    bool rows_only = false;
   };
 
   // Finds the distinct inputs of the jobs and encodes each once: its rows in one parallel pass

@@ -126,21 +126,6 @@ bool RoundsActivations(DType type) {
   return internal::ActFormatFor(type) == internal::ActFormat::kBf16;
 }
 
-// x rounded to the values the kernels see (int8 blocks, or bf16), so the comparison isolates the
-// weight arithmetic.
-std::vector<float> AsKernelSeesIt(DType type, const std::vector<float>& x, int64_t n_tokens,
-                                  int64_t n_cols) {
-  const internal::ActFormat format = internal::ActFormatFor(type);
-  if (format == internal::ActFormat::kF32) return x;
-  std::vector<uint8_t> q(static_cast<size_t>(internal::ActRowBytes(format, n_cols)));
-  std::vector<float> out(x.size());
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    internal::QuantizeActRow(format, x.data() + t * n_cols, n_cols, q.data());
-    internal::DequantizeActRow(format, q.data(), n_cols, out.data() + t * n_cols);
-  }
-  return out;
-}
-
 class MatMulTest : public IsaTest {};
 
 TEST_P(MatMulTest, MatchesReferenceForEveryDtypeAndShape) {

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/act_quant.h"
 #include "kernels/dispatch.h"
+#include "tensor/dtype.h"
 
 namespace ds::kernels {
 
@@ -53,6 +55,21 @@ inline double RelativeError(const float* a, const float* b, int64_t n) {
   }
   if (norm == 0.0) return std::sqrt(diff);
   return std::sqrt(diff / norm);
+}
+
+// x[n_tokens][n_cols] rounded to the values the kernels see against weights of `type` (int8
+// blocks, or bf16), so a comparison with the reference isolates the weight arithmetic.
+inline std::vector<float> AsKernelSeesIt(tensor::DType type, const std::vector<float>& x,
+                                         int64_t n_tokens, int64_t n_cols) {
+  const internal::ActFormat format = internal::ActFormatFor(type);
+  if (format == internal::ActFormat::kF32) return x;
+  std::vector<uint8_t> q(static_cast<size_t>(internal::ActRowBytes(format, n_cols)));
+  std::vector<float> out(x.size());
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    internal::QuantizeActRow(format, x.data() + t * n_cols, n_cols, q.data());
+    internal::DequantizeActRow(format, q.data(), n_cols, out.data() + t * n_cols);
+  }
+  return out;
 }
 
 }  // namespace ds::kernels

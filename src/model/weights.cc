@@ -58,7 +58,7 @@ void WeightBinder::InterleaveWhereFaster(const gguf::TensorInfo& info,
       view = kernels::InterleaveRows(view, data + (view.row(0) - info.data));
     }
   });
-  // Rewritten by an earlier binding of the file: the bytes are already interleaved.
+  // True also when an earlier binding of the file rewrote the bytes (and the lambda did not run).
   if (interleaved) {
     for (kernels::MatrixView& view : views) view.interleaved = true;
   }
