@@ -1,7 +1,8 @@
 // MatVec throughput per weight dtype on a 4096 x 4096 matrix, reported as weight bytes streamed per
 // second (GB/s), MatMul (prefill) throughput on the bench model's shapes, reported as
 // multiply-adds per second (items/s), and one decode step of attention over a deep KV cache,
-// reported as KV bytes read per second. Not part of ctest. Flags beyond Google Benchmark's own:
+// reported as KV bytes read per second, next to a bare read of the same rows (KvRead, the step's
+// memory floor). Not part of ctest. Flags beyond Google Benchmark's own:
 // the environment variable DS_KERNELS_ISA picks the path; --threads=N (default 2) sizes the pool.
 //   ./build/src/kernels/kernels_bench --threads=2
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/large_buffer.h"
+#include "kernels/kernel_table.h"
 #include "kernels/kernels.h"
 #include "tensor/dtype.h"
 #include "tensor/quant.h"
@@ -85,30 +87,42 @@ void BM_MatMul(benchmark::State& state, tensor::DType type, bool interleaved) {
   state.SetLabel(Label());
 }
 
-// One attention layer of the bench model (8 query heads, 2 KV heads, head_dim 128) for n_tokens
-// new tokens (1: a decode step; more: a chunk of a prompt) after state.range(0) cached positions,
-// over a cache of kv_dtype rows. Iterations take caches of their own in turn, at least the bench
-// model's six attention layers and at least 256 MiB in all, so that a deep cache is read from
-// memory as in a decode step (where the weights pass through the caches between attention
-// layers) and not from a last-level cache that six layers' rows could fit in (105 MiB of L3 on
-// one machine of ours).
-void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tokens) {
-  constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128, kMinLayers = 6;
+// The bench model's attention shape.
+constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128;
+
+// The K and V rows of n_pos positions for each of n_layers layers, K of layer l at
+// caches[2 l], V at caches[2 l + 1]. Iterations take layers in turn, at least the bench model's
+// six attention layers and at least 256 MiB in all, so that a deep cache is read from memory as
+// in a decode step (where the weights pass through the caches between attention layers) and not
+// from a last-level cache that six layers' rows could fit in (105 MiB of L3 on one machine of
+// ours).
+struct LayerCaches {
+  // In buffers like a sequence's (see base/large_buffer.h).
+  std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> caches;
+  int64_t n_layers;
+  int64_t layer_bytes;  // of K (or V) of one layer
+};
+
+LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos) {
+  constexpr int64_t kMinLayers = 6;
   constexpr int64_t kMinCacheBytes = int64_t{256} << 20;
-  const int64_t depth = state.range(0);
-  const int64_t n_pos = depth + n_tokens;
   const int64_t row_floats = kKvHeads * kHeadDim;
   const std::vector<float> rows = RandomActivations(n_pos * row_floats);
-  const int64_t row_bytes = tensor::RowBytes(kv_dtype, row_floats);
-  std::vector<uint8_t> layer_cache(static_cast<size_t>(n_pos * row_bytes));
+  const int64_t layer_bytes = n_pos * tensor::RowBytes(kv_dtype, row_floats);
+  std::vector<uint8_t> layer_cache(static_cast<size_t>(layer_bytes));
   StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, layer_cache.data());
   const int64_t n_layers =
-      std::max(kMinLayers, kMinCacheBytes / std::max<int64_t>(1, 2 * n_pos * row_bytes));
-  // [n_layers][K, V]
-  // In buffers like a sequence's (see base/large_buffer.h).
-  const std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> caches(
-      2 * n_layers, std::vector<uint8_t, LargeBufferAllocator<uint8_t>>(layer_cache.begin(),
-                                                                        layer_cache.end()));
+      std::max(kMinLayers, kMinCacheBytes / std::max<int64_t>(1, 2 * layer_bytes));
+  LayerCaches out{{}, n_layers, layer_bytes};
+  out.caches.assign(2 * n_layers, {layer_cache.begin(), layer_cache.end()});
+  return out;
+}
+
+// One attention layer of the bench model for n_tokens new tokens (1: a decode step; more: a chunk
+// of a prompt) after state.range(0) cached positions, over a cache of kv_dtype rows.
+void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tokens) {
+  const int64_t depth = state.range(0);
+  const LayerCaches kv = MakeLayerCaches(kv_dtype, depth + n_tokens);
   const std::vector<float> q = RandomActivations(n_tokens * kHeads * kHeadDim);
   std::vector<float> out(n_tokens * kHeads * kHeadDim);
   AttentionArgs args;
@@ -124,13 +138,43 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   ThreadPool pool(g_threads);
   int64_t layer = 0;
   for (auto _ : state) {
-    args.k_cache = caches[2 * layer].data();
-    args.v_cache = caches[2 * layer + 1].data();
-    layer = (layer + 1) % n_layers;
+    args.k_cache = kv.caches[2 * layer].data();
+    args.v_cache = kv.caches[2 * layer + 1].data();
+    layer = (layer + 1) % kv.n_layers;
     Attention(args, &pool);
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetBytesProcessed(state.iterations() * 2 * n_pos * row_bytes);
+  state.SetBytesProcessed(state.iterations() * 2 * kv.layer_bytes);
+  state.SetLabel(Label());
+}
+
+// The memory floor of AttentionDecode: the same layers' K and V rows read by the same threads in
+// chunks of the same positions, one load per cache line and no arithmetic.
+constexpr int64_t kChunkPositions = internal::kAttentionChunkPositions;
+void BM_KvRead(benchmark::State& state, tensor::DType kv_dtype) {
+  const int64_t n_pos = state.range(0) + 1;
+  const LayerCaches kv = MakeLayerCaches(kv_dtype, n_pos);
+  const int64_t chunk_bytes = kv.layer_bytes / n_pos * kChunkPositions;
+  const int64_t n_chunks = (kv.layer_bytes + chunk_bytes - 1) / chunk_bytes;
+  ThreadPool pool(g_threads);
+  int64_t layer = 0;
+  for (auto _ : state) {
+    const uint8_t* keys = kv.caches[2 * layer].data();
+    const uint8_t* values = kv.caches[2 * layer + 1].data();
+    layer = (layer + 1) % kv.n_layers;
+    pool.ParallelFor(n_chunks, 1, [&](int64_t c0, int64_t c1) {
+      uint64_t sum = 0;
+      const int64_t end = std::min(c1 * chunk_bytes, kv.layer_bytes);
+      for (int64_t at = c0 * chunk_bytes; at < end; at += 64) {
+        uint64_t k, v;
+        std::memcpy(&k, keys + at, sizeof k);
+        std::memcpy(&v, values + at, sizeof v);
+        sum += k ^ v;
+      }
+      benchmark::DoNotOptimize(sum);
+    });
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * kv.layer_bytes);
   state.SetLabel(Label());
 }
 
@@ -177,6 +221,10 @@ void RegisterAll() {
     const std::string dtype(tensor::DTypeName(kv_dtype));
     benchmark::RegisterBenchmark(("AttentionDecode/" + dtype).c_str(), BM_Attention, kv_dtype, 1)
         ->Arg(4096)
+        ->Arg(32768)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("KvRead/" + dtype).c_str(), BM_KvRead, kv_dtype)
         ->Arg(32768)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
