@@ -42,20 +42,24 @@ AttentionCase MakeCase(std::mt19937& rng, int64_t n_tokens, int64_t first_pos, i
   return c;
 }
 
-// The case's K and V rows as a cache of kv_dtype rows keeps them.
+// The case's K and V as a cache of kv_dtype rows keeps them (K tiled where its shape is), and
+// the K rows as they went in.
 struct StoredKv {
-  std::vector<uint8_t> k, v;
+  std::vector<uint8_t> k, v, k_rows;
   int64_t row_bytes;
 };
 StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
   const int64_t row = c.args.n_kv_heads * c.args.head_dim;
   const int64_t n_rows = c.args.first_pos + c.args.n_tokens;
+  const tensor::KeyShape shape{kv_dtype, c.args.n_kv_heads, c.args.head_dim};
   StoredKv stored;
   stored.row_bytes = tensor::RowBytes(kv_dtype, row);
-  stored.k.resize(n_rows * stored.row_bytes);
+  stored.k.resize(shape.CacheBytes(n_rows));
   stored.v.resize(n_rows * stored.row_bytes);
-  StoreKvRows(c.k.data(), n_rows, row, kv_dtype, stored.k.data());
+  stored.k_rows.resize(n_rows * stored.row_bytes);
+  StoreKeyRows(c.k.data(), 0, n_rows, shape, stored.k.data());
   StoreKvRows(c.v.data(), n_rows, row, kv_dtype, stored.v.data());
+  tensor::GetKeyRows(stored.k.data(), 0, n_rows, shape, stored.k_rows.data());
   return stored;
 }
 
@@ -240,7 +244,7 @@ void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_toke
   const StoredKv q8_rows = StoreKv(c, tensor::DType::kQ8_0);
   std::vector<float> k_deq(c.k.size()), v_deq(c.v.size());
   for (int64_t r = 0; r < n_rows; ++r) {
-    tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.k.data() + r * q8_rows.row_bytes,
+    tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.k_rows.data() + r * q8_rows.row_bytes,
                           k_deq.data() + r * row, row);
     tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.v.data() + r * q8_rows.row_bytes,
                           v_deq.data() + r * row, row);

@@ -118,8 +118,9 @@ static_assert(kAttentionChunkPositions % kMaxAttentionPositionBlock == 0);
 inline constexpr int64_t kAttentionQueryTile = 32;
 
 // One block of K and of V rows dequantised to f32 (the SIMD tables', for quantised KV), which is
-// more than the portable table's block of scores and one dequantised row, and the call's
-// n_queries queries quantised for int8 scores (at most 3 bytes per element each).
+// more than the portable table's block of scores, one dequantised row and one tiled K slice, and
+// the call's n_queries queries quantised for int8 scores (at most 3 bytes per element each; or
+// one tiled K slice, about 1.1 bytes per element).
 inline constexpr int64_t AttendScratchFloats(int64_t head_dim, int64_t n_queries) {
   return 2 * kMaxAttentionPositionBlock * head_dim + n_queries * head_dim * 3 / 4;
 }

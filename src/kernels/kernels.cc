@@ -57,6 +57,25 @@ void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::
   }
 }
 
+void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
+                  const tensor::KeyShape& shape, uint8_t* cache) {
+  const int64_t row_floats = shape.n_kv_heads * shape.head_dim;
+  if (!shape.tiled()) {
+    StoreKvRows(k, n_tokens, row_floats, shape.dtype, cache + first_pos * shape.row_bytes());
+    return;
+  }
+  thread_local std::vector<uint8_t> row;
+  row.resize(static_cast<size_t>(shape.row_bytes()));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    tensor::QuantizeRow(shape.dtype, k + t * row_floats, row.data(), row_floats);
+    tensor::PutKeyRows(row.data(), first_pos + t, 1, shape, cache);
+  }
+}
+
+tensor::KeyShape KeyShapeOf(const AttentionArgs& args) {
+  return {args.kv_dtype, args.n_kv_heads, args.head_dim};
+}
+
 void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);
   DS_CHECK(args.head_dim > 0 && args.first_pos >= 0);

@@ -14,6 +14,7 @@
 
 #include "base/thread_pool.h"
 #include "tensor/dtype.h"
+#include "tensor/key_tiles.h"
 
 namespace ds::kernels {
 
@@ -82,8 +83,10 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
 // Query head h reads kv head h / (n_heads / n_kv_heads).
 struct AttentionArgs {
   const float* q = nullptr;       // [n_tokens][n_heads * head_dim]
-  const void* k_cache = nullptr;  // [first_pos + n_tokens] rows of n_kv_heads * head_dim
-  const void* v_cache = nullptr;  // same layout as k_cache
+  // K of positions [0, first_pos + n_tokens) as StoreKeyRows writes them (tensor/key_tiles.h:
+  // tiled where KeyShapeOf(*this).tiled(), rows of n_kv_heads * head_dim otherwise).
+  const void* k_cache = nullptr;
+  const void* v_cache = nullptr;  // [first_pos + n_tokens] rows of n_kv_heads * head_dim
   // The rows' element type: kF32, or kQ8_0 (then head_dim % 32 == 0). Q8_0 rows are read as
   // their exact dequantised values, so the result equals f32 attention over those values.
   tensor::DType kv_dtype = tensor::DType::kF32;
@@ -97,9 +100,17 @@ struct AttentionArgs {
 };
 void Attention(const AttentionArgs& args, ThreadPool* pool);
 
-// Writes n_rows rows of row_floats values as KV rows of `dtype` (kF32 or kQ8_0) at dst.
+// The layout of args.k_cache.
+tensor::KeyShape KeyShapeOf(const AttentionArgs& args);
+
+// Writes n_rows rows of row_floats values as KV rows of `dtype` (kF32 or kQ8_0) at dst: a V
+// cache's rows, or a K cache's when the shape is not tiled.
 void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::DType dtype,
                  uint8_t* dst);
+// Writes K rows k[n_tokens][n_kv_heads * head_dim] as positions [first_pos, first_pos +
+// n_tokens) of a K cache of `shape` (room for shape.CacheBytes(first_pos + n_tokens) bytes).
+void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
+                  const tensor::KeyShape& shape, uint8_t* cache);
 
 // out = silu(gate) * up, elementwise. out may alias either input.
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);

@@ -100,21 +100,27 @@ struct LayerCaches {
   // In buffers like a sequence's (see base/large_buffer.h).
   std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> caches;
   int64_t n_layers;
-  int64_t layer_bytes;  // of K (or V) of one layer
+  int64_t layer_bytes;  // of K (or V) of one layer, V's rows rounded up as K's tiles
 };
 
 LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos) {
   constexpr int64_t kMinLayers = 6;
   constexpr int64_t kMinCacheBytes = int64_t{256} << 20;
   const int64_t row_floats = kKvHeads * kHeadDim;
+  const tensor::KeyShape key_shape{kv_dtype, kKvHeads, kHeadDim};
   const std::vector<float> rows = RandomActivations(n_pos * row_floats);
-  const int64_t layer_bytes = n_pos * tensor::RowBytes(kv_dtype, row_floats);
-  std::vector<uint8_t> layer_cache(static_cast<size_t>(layer_bytes));
-  StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, layer_cache.data());
+  const int64_t layer_bytes = key_shape.CacheBytes(n_pos);
+  std::vector<uint8_t> keys(static_cast<size_t>(layer_bytes));
+  std::vector<uint8_t> values(static_cast<size_t>(layer_bytes));
+  StoreKeyRows(rows.data(), 0, n_pos, key_shape, keys.data());
+  StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, values.data());
   const int64_t n_layers =
       std::max(kMinLayers, kMinCacheBytes / std::max<int64_t>(1, 2 * layer_bytes));
   LayerCaches out{{}, n_layers, layer_bytes};
-  out.caches.assign(2 * n_layers, {layer_cache.begin(), layer_cache.end()});
+  for (int64_t l = 0; l < n_layers; ++l) {
+    out.caches.emplace_back(keys.begin(), keys.end());
+    out.caches.emplace_back(values.begin(), values.end());
+  }
   return out;
 }
 

@@ -68,8 +68,8 @@ void AttendOverCache(const HParams& hp, int layer, const float* q, const float* 
   const int64_t first_pos = state->num_tokens();
   const tensor::DType kv_dtype = state->layout().kv_dtype;
   const int64_t kv_row_bytes = state->layout().KvRowBytes();
-  kernels::StoreKvRows(k, n_tokens, kv_dim, kv_dtype,
-                       state->key_rows(layer) + first_pos * kv_row_bytes);
+  kernels::StoreKeyRows(k, first_pos, n_tokens, state->layout().key_shape(),
+                        state->key_rows(layer));
   kernels::StoreKvRows(v, n_tokens, kv_dim, kv_dtype,
                        state->value_rows(layer) + first_pos * kv_row_bytes);
   kernels::AttentionArgs args;

@@ -104,6 +104,7 @@ state::StateLayout DenseTransformer::StateLayoutFor(int64_t max_tokens) const {
   state::StateLayout layout;
   layout.layer_kinds.assign(hparams_.n_layer, state::LayerKind::kAttention);
   layout.kv_row_floats = hparams_.n_head_kv * hparams_.head_dim;
+  layout.n_kv_heads = hparams_.n_head_kv;
   layout.max_tokens = max_tokens;
   return layout;
 }

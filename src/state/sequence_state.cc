@@ -58,15 +58,23 @@ Status SequenceState::Reserve(int64_t num_tokens) {
   // growing costs nothing: grown by reallocation, a decode step at depth 32k on the bench model
   // copied 107 MB of rows and the kernel zeroed the new buffers (4.4% of the samples of a decode
   // at that depth; tg32 at depth 32k rose 1.59x, median of three interleaved pairs).
-  const auto bytes = [&](int64_t tokens) {
+  const tensor::KeyShape key_shape = layout_.key_shape();
+  const auto key_bytes = [&](int64_t tokens) {
+    return static_cast<size_t>(key_shape.CacheBytes(tokens));
+  };
+  const auto value_bytes = [&](int64_t tokens) {
     return static_cast<size_t>(tokens * layout_.KvRowBytes());
   };
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
-    for (KvRows* rows : {&layers_[i].keys, &layers_[i].values}) {
-      if (capacity_tokens_ == 0) rows->reserve(bytes(layout_.max_tokens));
-      rows->resize(bytes(num_tokens));
+    KvRows& keys = layers_[i].keys;
+    KvRows& values = layers_[i].values;
+    if (capacity_tokens_ == 0) {
+      keys.reserve(key_bytes(layout_.max_tokens));
+      values.reserve(value_bytes(layout_.max_tokens));
     }
+    keys.resize(key_bytes(num_tokens));
+    values.resize(value_bytes(num_tokens));
   }
   capacity_tokens_ = num_tokens;
   return OkStatus();
@@ -88,6 +96,10 @@ bool StateLayout::HasRecurrentLayers() const {
 }
 
 int64_t StateLayout::KvRowBytes() const { return tensor::RowBytes(kv_dtype, kv_row_floats); }
+
+tensor::KeyShape StateLayout::key_shape() const {
+  return {kv_dtype, n_kv_heads, kv_row_floats / n_kv_heads};
+}
 
 bool SequenceState::HasRecurrentLayers() const { return layout_.HasRecurrentLayers(); }
 
@@ -140,7 +152,7 @@ void SequenceState::CopyKvRows(int64_t begin, int64_t end, uint8_t* out) const {
   const size_t span_bytes = (end - begin) * row_bytes;
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
-    std::memcpy(out, layers_[i].keys.data() + begin * row_bytes, span_bytes);
+    tensor::GetKeyRows(layers_[i].keys.data(), begin, end - begin, layout_.key_shape(), out);
     out += span_bytes;
     std::memcpy(out, layers_[i].values.data() + begin * row_bytes, span_bytes);
     out += span_bytes;
@@ -161,7 +173,7 @@ Status SequenceState::AppendKvRows(std::span<const uint8_t> bytes, int64_t recor
   const uint8_t* cursor = bytes.data();
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
-    std::memcpy(layers_[i].keys.data() + num_tokens_ * row_bytes, cursor, count * row_bytes);
+    tensor::PutKeyRows(cursor, num_tokens_, count, layout_.key_shape(), layers_[i].keys.data());
     cursor += record_rows * row_bytes;
     std::memcpy(layers_[i].values.data() + num_tokens_ * row_bytes, cursor, count * row_bytes);
     cursor += record_rows * row_bytes;
@@ -212,7 +224,10 @@ void SequenceState::SnapshotTo(Parts parts, std::vector<uint8_t>* out_bytes) con
       AppendFloats(slots.conv.data(), layout_.conv_floats, &out);
       AppendFloats(slots.ssm.data(), layout_.ssm_floats, &out);
     } else if (parts == Parts::kAll) {
-      AppendBytes(slots.keys.data(), num_tokens_ * layout_.KvRowBytes(), &out);
+      const size_t keys_at = out.size();
+      out.resize(keys_at + num_tokens_ * layout_.KvRowBytes());
+      tensor::GetKeyRows(slots.keys.data(), 0, num_tokens_, layout_.key_shape(),
+                         out.data() + keys_at);
       AppendBytes(slots.values.data(), num_tokens_ * layout_.KvRowBytes(), &out);
     }
   }
@@ -273,7 +288,8 @@ Status SequenceState::Restore(std::span<const uint8_t> bytes) {
       take(slots.conv.data(), layout_.conv_floats * static_cast<int64_t>(sizeof(float)));
       take(slots.ssm.data(), layout_.ssm_floats * static_cast<int64_t>(sizeof(float)));
     } else if (all) {
-      take(slots.keys.data(), kv_bytes);
+      tensor::PutKeyRows(cursor, 0, num_tokens_, layout_.key_shape(), slots.keys.data());
+      cursor += kv_bytes;
       take(slots.values.data(), kv_bytes);
     }
   }

@@ -15,6 +15,7 @@
 #include "base/large_buffer.h"
 #include "base/status.h"
 #include "tensor/dtype.h"
+#include "tensor/key_tiles.h"
 
 namespace ds::state {
 
@@ -23,6 +24,7 @@ enum class LayerKind { kAttention, kRecurrent };
 struct StateLayout {
   std::vector<LayerKind> layer_kinds;  // one per model layer
   int64_t kv_row_floats = 0;   // n_kv_heads * head_dim elements, for K and for V of one token
+  int64_t n_kv_heads = 1;      // heads of a row: K rows may be tiled per head
   int64_t conv_floats = 0;     // (conv_kernel - 1) * conv_channels per recurrent layer
   int64_t ssm_floats = 0;      // n_value_heads * dv * dk per recurrent layer
   int64_t max_tokens = 0;      // context size
@@ -34,6 +36,8 @@ struct StateLayout {
   bool HasRecurrentLayers() const;
   // Bytes of one token's K (or V) row of one attention layer.
   int64_t KvRowBytes() const;
+  // How a layer's K cache is laid out (tensor/key_tiles.h).
+  tensor::KeyShape key_shape() const;
 };
 
 class SequenceState {
@@ -48,8 +52,9 @@ class SequenceState {
   // Marks `count` more tokens as processed. REQUIRES: Reserve(num_tokens() + count) succeeded.
   void Advance(int64_t count);
 
-  // KV rows of attention layer `layer`: [token][KvRowBytes()] in layout().kv_dtype. Valid as
-  // long as the state: Reserve() never moves them. REQUIRES: layer_kinds[layer] == kAttention.
+  // K and V of attention layer `layer`: V as rows [token][KvRowBytes()] in layout().kv_dtype, K
+  // as layout().key_shape() lays it out (tiled or rows). Valid as long as the state: Reserve()
+  // never moves them. REQUIRES: layer_kinds[layer] == kAttention.
   uint8_t* key_rows(int layer);
   uint8_t* value_rows(int layer);
   const uint8_t* key_rows(int layer) const;
@@ -69,7 +74,8 @@ class SequenceState {
   bool HasAttentionLayers() const;
 
   // KV rows as plain bytes, for a cache that stores attention KV per block of tokens. Layout of
-  // `count` rows: for each attention layer in order, its K rows then its V rows, as stored.
+  // `count` rows: for each attention layer in order, its K rows then its V rows (rows whatever
+  // the K cache's layout).
   int64_t KvRowsBytes(int64_t count) const;
   // Writes rows [begin, end) to `out` (KvRowsBytes(end - begin) bytes).
   // REQUIRES: 0 <= begin <= end <= num_tokens().
@@ -79,8 +85,8 @@ class SequenceState {
   // the context; the state is unchanged on error.
   Status AppendKvRows(std::span<const uint8_t> bytes, int64_t record_rows, int64_t count);
 
-  // Snapshot bytes before the payload (the slots in layer order: KV rows as stored, recurrent
-  // slots as f32).
+  // Snapshot bytes before the payload (the slots in layer order: KV as rows, recurrent slots as
+  // f32).
   static constexpr int64_t kSnapshotHeaderBytes = 64;
 
   // What a snapshot holds: everything, or only the recurrent slots (for a cache that keeps

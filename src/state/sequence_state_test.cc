@@ -204,8 +204,54 @@ TEST(SequenceStateTest, Q8SnapshotsRoundTripAndRefuseF32Layouts) {
   state.CopyKvRows(2, 6, rows.data());
   SequenceState appended(Q8Layout());
   ASSERT_TRUE(appended.AppendKvRows(rows, 4, 4).ok());
-  EXPECT_EQ(0, std::memcmp(appended.key_rows(3), state.key_rows(3) + 2 * 68, 4 * 68));
+  std::vector<uint8_t> back(rows.size());
+  appended.CopyKvRows(0, 4, back.data());
+  EXPECT_EQ(back, rows);
   EXPECT_EQ(0, std::memcmp(appended.value_rows(1), state.value_rows(1) + 2 * 68, 4 * 68));
+}
+
+// A layer's K cache of Q8_0 heads of 64 is tiled (tensor/key_tiles.h); rows leave it as rows, in
+// snapshots and for the cache, and enter it from them.
+TEST(SequenceStateTest, TiledKeysLeaveAndEnterAsRows) {
+  StateLayout layout = Q8Layout();
+  layout.kv_row_floats = 128;
+  layout.n_kv_heads = 2;
+  ASSERT_TRUE(layout.key_shape().tiled());
+  const int64_t row_bytes = layout.KvRowBytes();
+  const int64_t n = 21;
+  std::vector<uint8_t> key_rows(static_cast<size_t>(n * row_bytes));
+  for (size_t i = 0; i < key_rows.size(); ++i) key_rows[i] = static_cast<uint8_t>(i * 13 + 5);
+  SequenceState state(layout);
+  ASSERT_TRUE(state.Reserve(n).ok());
+  for (int layer : {1, 3}) {
+    tensor::PutKeyRows(key_rows.data(), 0, n, layout.key_shape(), state.key_rows(layer));
+  }
+  state.Advance(n);
+  EXPECT_NE(0, std::memcmp(state.key_rows(1), key_rows.data(), key_rows.size()));
+
+  std::vector<uint8_t> copied(state.KvRowsBytes(5));
+  state.CopyKvRows(14, 19, copied.data());
+  EXPECT_EQ(0, std::memcmp(copied.data(), key_rows.data() + 14 * row_bytes, 5 * row_bytes));
+
+  // The snapshot's first layer's K: the rows as they went in.
+  const std::vector<uint8_t> snapshot = state.Snapshot();
+  const int64_t first_keys = SequenceState::kSnapshotHeaderBytes + 25 * 4;  // after layer 0
+  EXPECT_EQ(0, std::memcmp(snapshot.data() + first_keys, key_rows.data(), key_rows.size()));
+  SequenceState restored(layout);
+  ASSERT_TRUE(restored.Restore(snapshot).ok());
+  std::vector<uint8_t> restored_rows(state.KvRowsBytes(n)), state_rows(state.KvRowsBytes(n));
+  restored.CopyKvRows(0, n, restored_rows.data());
+  state.CopyKvRows(0, n, state_rows.data());
+  EXPECT_EQ(restored_rows, state_rows);
+
+  // Rows appended at an unaligned position land in their tiles.
+  SequenceState grown(layout);
+  std::vector<uint8_t> head(grown.KvRowsBytes(7)), tail(grown.KvRowsBytes(14));
+  state.CopyKvRows(0, 7, head.data());
+  state.CopyKvRows(7, 21, tail.data());
+  ASSERT_TRUE(grown.AppendKvRows(head, 7, 7).ok());
+  ASSERT_TRUE(grown.AppendKvRows(tail, 14, 14).ok());
+  EXPECT_EQ(grown.Snapshot(), snapshot);
 }
 
 }  // namespace

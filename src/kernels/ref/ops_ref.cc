@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/ref/ref.h"
+#include "tensor/key_tiles.h"
 #include "tensor/quant.h"
 
 namespace ds::kernels::ref {
@@ -52,7 +53,11 @@ void Attention(const AttentionArgs& args) {
   const int64_t group = args.n_heads / args.n_kv_heads;
   const int64_t kv_stride = args.n_kv_heads * hd;
   const int64_t n_rows = args.first_pos + args.n_tokens;
-  const std::vector<float> keys = KvAsFloats(args.k_cache, args.kv_dtype, n_rows, kv_stride);
+  const tensor::KeyShape key_shape{args.kv_dtype, args.n_kv_heads, hd};
+  std::vector<uint8_t> key_rows(static_cast<size_t>(n_rows * key_shape.row_bytes()));
+  tensor::GetKeyRows(static_cast<const uint8_t*>(args.k_cache), 0, n_rows, key_shape,
+                     key_rows.data());
+  const std::vector<float> keys = KvAsFloats(key_rows.data(), args.kv_dtype, n_rows, kv_stride);
   const std::vector<float> values = KvAsFloats(args.v_cache, args.kv_dtype, n_rows, kv_stride);
   for (int64_t t = 0; t < args.n_tokens; ++t) {
     const int64_t n_pos = args.first_pos + t + 1;

@@ -1,0 +1,81 @@
+#include "tensor/key_tiles.h"
+
+#include <cstring>
+
+#include "tensor/blocks.h"
+
+namespace ds::tensor {
+namespace {
+
+// Where dword c of head h's slice of position p lies in a tiled cache.
+int64_t DwordOffset(const KeyShape& shape, int64_t p, int64_t h, int64_t c) {
+  const int64_t tile = p / kKeyTilePositions;
+  return (tile * kKeyTilePositions * shape.n_kv_heads + h * kKeyTilePositions) *
+             shape.slice_bytes() +
+         (c * kKeyTilePositions + p % kKeyTilePositions) * 4;
+}
+
+}  // namespace
+
+bool KeyShape::tiled() const { return dtype == DType::kQ8_0 && head_dim % (2 * kQK) == 0; }
+
+int64_t KeyShape::slice_bytes() const { return RowBytes(dtype, head_dim); }
+
+int64_t KeyShape::row_bytes() const { return n_kv_heads * slice_bytes(); }
+
+int64_t KeyShape::CacheBytes(int64_t n_positions) const {
+  if (!tiled()) return n_positions * row_bytes();
+  const int64_t tiles = (n_positions + kKeyTilePositions - 1) / kKeyTilePositions;
+  return tiles * kKeyTilePositions * row_bytes();
+}
+
+const uint8_t* KeyTileHead(const uint8_t* cache, const KeyShape& shape, int64_t p, int64_t h) {
+  return cache + DwordOffset(shape, p - p % kKeyTilePositions, h, 0);
+}
+
+void PutKeyRows(const uint8_t* rows, int64_t first, int64_t count, const KeyShape& shape,
+                uint8_t* cache) {
+  const int64_t row_bytes = shape.row_bytes();
+  if (!shape.tiled()) {
+    if (count > 0) std::memcpy(cache + first * row_bytes, rows, count * row_bytes);
+    return;
+  }
+  const int64_t slice_bytes = shape.slice_bytes();
+  for (int64_t i = 0; i < count; ++i) {
+    const uint8_t* row = rows + i * row_bytes;
+    for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
+      uint8_t* lane = cache + DwordOffset(shape, first + i, h, 0);
+      for (int64_t c = 0; c < slice_bytes / 4; ++c) {
+        std::memcpy(lane + c * kKeyTilePositions * 4, row + h * slice_bytes + 4 * c, 4);
+      }
+    }
+  }
+}
+
+void GetKeyRows(const uint8_t* cache, int64_t first, int64_t count, const KeyShape& shape,
+                uint8_t* rows) {
+  if (!shape.tiled()) {
+    if (count > 0) std::memcpy(rows, cache + first * shape.row_bytes(), count * shape.row_bytes());
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
+      GetKeySlice(cache, first + i, h, shape, rows + i * shape.row_bytes() + h * shape.slice_bytes());
+    }
+  }
+}
+
+void GetKeySlice(const uint8_t* cache, int64_t p, int64_t h, const KeyShape& shape,
+                 uint8_t* slice) {
+  const int64_t slice_bytes = shape.slice_bytes();
+  if (!shape.tiled()) {
+    std::memcpy(slice, cache + p * shape.row_bytes() + h * slice_bytes, slice_bytes);
+    return;
+  }
+  const uint8_t* lane = cache + DwordOffset(shape, p, h, 0);
+  for (int64_t c = 0; c < slice_bytes / 4; ++c) {
+    std::memcpy(slice + 4 * c, lane + c * kKeyTilePositions * 4, 4);
+  }
+}
+
+}  // namespace ds::tensor

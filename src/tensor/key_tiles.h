@@ -1,0 +1,45 @@
+// How an attention cache holds its K rows. A K cache of Q8_0 rows whose heads are whole pairs of
+// blocks (head_dim % 64 == 0, so a head's slice of a row is whole dwords) is stored in tiles of
+// kKeyTilePositions positions: per tile and KV head, the 16 positions' slices transposed by
+// dword, dword c of position p at (c * 16 + p % 16) * 4 bytes from the head's start in the tile,
+// the heads one after another; a tile takes the bytes of its 16 rows. Scores in int8 read dword
+// c of 16 positions with one load: transposing every block of rows on each decode step instead
+// took about a quarter of a step at depth 32k (kernels_bench AttentionDecode/q8_0/32768).
+// Other K caches (f32 rows, other head sizes) and every V cache are rows.
+// Rows leave and enter a cache as rows (snapshots, the cache tiers), whatever its layout.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace ds::tensor {
+
+inline constexpr int64_t kKeyTilePositions = 16;
+
+struct KeyShape {
+  DType dtype = DType::kF32;
+  int64_t n_kv_heads = 1;
+  int64_t head_dim = 0;
+
+  bool tiled() const;
+  int64_t slice_bytes() const;  // of one head of one position
+  int64_t row_bytes() const;    // of one position, every head
+  // Of a cache with room for n_positions (tiled: whole tiles).
+  int64_t CacheBytes(int64_t n_positions) const;
+};
+
+// Head h's part of the tile holding position p: its positions' dwords by dword. REQUIRES: tiled.
+const uint8_t* KeyTileHead(const uint8_t* cache, const KeyShape& shape, int64_t p, int64_t h);
+
+// Writes `count` rows (row_bytes each, one after another) as positions [first, first + count).
+void PutKeyRows(const uint8_t* rows, int64_t first, int64_t count, const KeyShape& shape,
+                uint8_t* cache);
+// Reads positions [first, first + count) as rows.
+void GetKeyRows(const uint8_t* cache, int64_t first, int64_t count, const KeyShape& shape,
+                uint8_t* rows);
+// Head h's slice of position p (slice_bytes).
+void GetKeySlice(const uint8_t* cache, int64_t p, int64_t h, const KeyShape& shape,
+                 uint8_t* slice);
+
+}  // namespace ds::tensor
