@@ -51,7 +51,8 @@ struct StoredKv {
 StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
   const int64_t row = c.args.n_kv_heads * c.args.head_dim;
   const int64_t n_rows = c.args.first_pos + c.args.n_tokens;
-  const tensor::KeyShape shape{kv_dtype, c.args.n_kv_heads, c.args.head_dim};
+  const tensor::KeyShape shape{kv_dtype, c.args.n_kv_heads, c.args.head_dim,
+                               c.args.k_tiles_wanted};
   StoredKv stored;
   stored.row_bytes = tensor::RowBytes(kv_dtype, row);
   stored.k.resize(shape.CacheBytes(n_rows));
@@ -64,14 +65,12 @@ StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
 }
 
 // The case's queries as the current table's attention reads them over kv_dtype rows: a table
-// that scores Q8_0 K rows in int8 meets each query as the sum of its int8 encoding and that of
+// that scores tiled K caches in int8 meets each query as the sum of its int8 encoding and that of
 // what the encoding leaves over.
 std::vector<float> QueriesAsRead(const AttentionCase& c, tensor::DType kv_dtype) {
   const int64_t hd = c.args.head_dim;
-  if (kv_dtype != tensor::DType::kQ8_0 || !internal::Table().attend_rounds_q8_queries ||
-      hd % 64 != 0) {
-    return c.q;
-  }
+  const tensor::KeyShape shape{kv_dtype, c.args.n_kv_heads, hd, c.args.k_tiles_wanted};
+  if (!shape.tiled() || !internal::Table().attend_rounds_q8_queries) return c.q;
   constexpr internal::ActFormat kQ8 = internal::ActFormat::kQ8Blocks;
   std::vector<float> rounded(c.q.size()), rest(hd), part(hd);
   std::vector<uint8_t> encoded(static_cast<size_t>(internal::ActRowBytes(kQ8, hd)));
@@ -173,13 +172,16 @@ TEST_P(AttentionTest, ATokenAloneMatchesItsBatchBitForBit) {
 
 // Attention over a batch of n_tokens after first_pos cached positions, on two threads, stays
 // near the reference, and each of `tokens` attended alone gives its bits in the batch on one,
-// two and three threads, for f32 and Q8_0 KV rows.
+// two and three threads, for f32 and Q8_0 KV rows (K as rows and tiled).
 void ExpectEachTokenAloneGetsTheBatchBits(std::mt19937& rng, int64_t n_tokens, int64_t first_pos,
                                           int64_t head_dim, std::initializer_list<int64_t> tokens) {
   const int64_t n_heads = 8, n_kv_heads = 2;
-  for (tensor::DType kv_dtype : {tensor::DType::kF32, tensor::DType::kQ8_0}) {
-    SCOPED_TRACE(tensor::DTypeName(kv_dtype));
+  for (const auto& [kv_dtype, tiles] : {std::pair{tensor::DType::kF32, false},
+                                        std::pair{tensor::DType::kQ8_0, false},
+                                        std::pair{tensor::DType::kQ8_0, true}}) {
+    SCOPED_TRACE(testing::Message() << tensor::DTypeName(kv_dtype) << " tiles " << tiles);
     AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
+    c.args.k_tiles_wanted = tiles;
     const StoredKv stored = StoreKv(c, kv_dtype);
     c.args.k_cache = stored.k.data();
     c.args.v_cache = stored.v.data();
@@ -231,13 +233,15 @@ TEST_P(AttentionTest, DecodeOverManyChunksTakesEveryHeadWithTheBatchBits) {
 
 // Q8_0 KV rows give the f32 result over their dequantised values (and so stay within the
 // reference's tolerance), also for the last token attended alone: exactly, or, in a table that
-// scores them in int8, within the tolerance for the queries as it reads them.
+// scores them in int8, within the tolerance for the queries as it reads them. K as rows or tiled.
 void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_tokens,
                                                int64_t first_pos, int64_t n_heads,
-                                               int64_t n_kv_heads, int64_t head_dim = 64) {
+                                               int64_t n_kv_heads, int64_t head_dim, bool tiles) {
   SCOPED_TRACE(testing::Message() << "tokens " << n_tokens << " heads " << n_heads
-                                  << " kv heads " << n_kv_heads << " head_dim " << head_dim);
+                                  << " kv heads " << n_kv_heads << " head_dim " << head_dim
+                                  << " tiles " << tiles);
   AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
+  c.args.k_tiles_wanted = tiles;
   const std::vector<float> q_as_read = QueriesAsRead(c, tensor::DType::kQ8_0);
   const bool exact = q_as_read == c.q;
   const int64_t row = n_kv_heads * head_dim, n_rows = first_pos + n_tokens;
@@ -288,24 +292,29 @@ void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_toke
 
 TEST_P(AttentionTest, Q8KvEqualsF32AttentionOverTheDequantisedRows) {
   std::mt19937 rng(15);
-  for (int64_t n_kv_heads : {1, 2}) {
-    ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 9, 100, 4, n_kv_heads);
-  }
-  // Tiles of exactly the queries one group reads together: of tokens, heads or both.
-  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 2, 40, 4, 2);
-  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 4, 40, 2, 2);
-  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 2, 40, 2, 2);
-  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 4, 40, 1, 1);
-  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 2, 40, 1, 1);
-  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 1, 40, 4, 1);
-  // Two query heads per KV head: a decode step of one pair, and a pair beside a single query.
-  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 1, 40, 4, 2);
-  ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 3, 40, 2, 2);
-  // Head sizes whose K rows a block transposes in whole windows of 16 dwords and the rest from
-  // a window of 8 or of 16, and one that is no multiple of 64, which int8 scores leave out.
-  for (int64_t head_dim : {128, 256, 576, 96}) {
-    ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 5, 40, 4, 2, head_dim);
-    ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, 1, 40, 4, 2, head_dim);
+  for (bool tiles : {false, true}) {
+    const auto expect = [&](int64_t n_tokens, int64_t first_pos, int64_t n_heads,
+                            int64_t n_kv_heads, int64_t head_dim = 64) {
+      ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, n_tokens, first_pos, n_heads, n_kv_heads,
+                                                head_dim, tiles);
+    };
+    for (int64_t n_kv_heads : {1, 2}) expect(9, 100, 4, n_kv_heads);
+    // Tiles of exactly the queries one group reads together: of tokens, heads or both.
+    expect(2, 40, 4, 2);
+    expect(4, 40, 2, 2);
+    expect(2, 40, 2, 2);
+    expect(4, 40, 1, 1);
+    expect(2, 40, 1, 1);
+    expect(1, 40, 4, 1);
+    // Two query heads per KV head: a decode step of one pair, and a pair beside a single query.
+    expect(1, 40, 4, 2);
+    expect(3, 40, 2, 2);
+    // Heads of 2, 4 and 9 pairs of blocks, and one that is no multiple of 64, which tiles (and
+    // so int8 scores) leave out.
+    for (int64_t head_dim : {128, 256, 576, 96}) {
+      expect(5, 40, 4, 2, head_dim);
+      expect(1, 40, 4, 2, head_dim);
+    }
   }
 }
 

@@ -179,8 +179,8 @@ struct KernelTable {
                const float* factors);
   AttendFn attend;
   AttendMergeFn attend_merge;
-  // Whether attend, over Q8_0 K rows whose head size is a multiple of 64, scores each query as
-  // the sum of its int8 encoding (quantize_q8's ActBlockQ8) and that of what it leaves over.
+  // Whether attend, over tiled K caches (tensor/key_tiles.h), scores each query in int8 as the
+  // sum of its int8 encoding (quantize_q8's ActBlockQ8) and that of what it leaves over.
   bool attend_rounds_q8_queries;
   // The two vector steps of kernels::TopK, which narrows the candidates before sorting them:
   // maxima[b] = max of x[b * kTopKBlock, (b + 1) * kTopKBlock) for b < n_blocks, and the

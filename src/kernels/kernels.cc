@@ -73,8 +73,10 @@ void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
 }
 
 tensor::KeyShape KeyShapeOf(const AttentionArgs& args) {
-  return {args.kv_dtype, args.n_kv_heads, args.head_dim};
+  return {args.kv_dtype, args.n_kv_heads, args.head_dim, args.k_tiles_wanted};
 }
+
+bool PrefersTiledKeys() { return internal::Table().attend_rounds_q8_queries; }
 
 void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);

@@ -86,6 +86,7 @@ struct AttentionArgs {
   // K of positions [0, first_pos + n_tokens) as StoreKeyRows writes them (tensor/key_tiles.h:
   // tiled where KeyShapeOf(*this).tiled(), rows of n_kv_heads * head_dim otherwise).
   const void* k_cache = nullptr;
+  bool k_tiles_wanted = false;  // the K cache's KeyShape::tiles_wanted
   const void* v_cache = nullptr;  // [first_pos + n_tokens] rows of n_kv_heads * head_dim
   // The rows' element type: kF32, or kQ8_0 (then head_dim % 32 == 0). Q8_0 rows are read as
   // their exact dequantised values, so the result equals f32 attention over those values.
@@ -102,6 +103,9 @@ void Attention(const AttentionArgs& args, ThreadPool* pool);
 
 // The layout of args.k_cache.
 tensor::KeyShape KeyShapeOf(const AttentionArgs& args);
+// Whether the active table reads K caches faster as tiles (KeyShape::tiles_wanted): it scores
+// them in int8. Others read tiled caches too, gathering each position's slices.
+bool PrefersTiledKeys();
 
 // Writes n_rows rows of row_floats values as KV rows of `dtype` (kF32 or kQ8_0) at dst: a V
 // cache's rows, or a K cache's when the shape is not tiled.

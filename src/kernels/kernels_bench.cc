@@ -107,7 +107,7 @@ LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos) {
   constexpr int64_t kMinLayers = 6;
   constexpr int64_t kMinCacheBytes = int64_t{256} << 20;
   const int64_t row_floats = kKvHeads * kHeadDim;
-  const tensor::KeyShape key_shape{kv_dtype, kKvHeads, kHeadDim};
+  const tensor::KeyShape key_shape{kv_dtype, kKvHeads, kHeadDim, PrefersTiledKeys()};
   const std::vector<float> rows = RandomActivations(n_pos * row_floats);
   const int64_t layer_bytes = key_shape.CacheBytes(n_pos);
   std::vector<uint8_t> keys(static_cast<size_t>(layer_bytes));
@@ -139,6 +139,7 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   args.n_kv_heads = kKvHeads;
   args.head_dim = kHeadDim;
   args.first_pos = depth;
+  args.k_tiles_wanted = PrefersTiledKeys();
   args.scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
   args.out = out.data();
   ThreadPool pool(g_threads);

@@ -75,6 +75,7 @@ void AttendOverCache(const HParams& hp, int layer, const float* q, const float* 
   kernels::AttentionArgs args;
   args.q = q;
   args.k_cache = state->key_rows(layer);
+  args.k_tiles_wanted = state->layout().tile_keys;
   args.v_cache = state->value_rows(layer);
   args.kv_dtype = kv_dtype;
   args.n_tokens = n_tokens;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/kernels.h"
 #include "model/architectures.h"
 #include "model/blocks.h"
 #include "model/weights.h"
@@ -105,6 +106,7 @@ state::StateLayout DenseTransformer::StateLayoutFor(int64_t max_tokens) const {
   layout.layer_kinds.assign(hparams_.n_layer, state::LayerKind::kAttention);
   layout.kv_row_floats = hparams_.n_head_kv * hparams_.head_dim;
   layout.n_kv_heads = hparams_.n_head_kv;
+  layout.tile_keys = kernels::PrefersTiledKeys();
   layout.max_tokens = max_tokens;
   return layout;
 }

@@ -3,6 +3,7 @@
 // fourth is gated full attention. The architectures differ only in the traits below.
 #include <vector>
 
+#include "kernels/kernels.h"
 #include "model/architectures.h"
 #include "model/hybrid_layers.h"
 #include "model/weights.h"
@@ -202,6 +203,7 @@ state::StateLayout QwenHybrid::StateLayoutFor(int64_t max_tokens) const {
   }
   layout.kv_row_floats = hp.n_head_kv * hp.head_dim;
   layout.n_kv_heads = hp.n_head_kv;
+  layout.tile_keys = kernels::PrefersTiledKeys();
   layout.conv_floats = (d.conv_kernel - 1) * d.conv_dim();
   layout.ssm_floats = d.num_v_heads * d.head_dim * d.head_dim;
   layout.max_tokens = max_tokens;

@@ -98,7 +98,7 @@ bool StateLayout::HasRecurrentLayers() const {
 int64_t StateLayout::KvRowBytes() const { return tensor::RowBytes(kv_dtype, kv_row_floats); }
 
 tensor::KeyShape StateLayout::key_shape() const {
-  return {kv_dtype, n_kv_heads, kv_row_floats / n_kv_heads};
+  return {kv_dtype, n_kv_heads, kv_row_floats / n_kv_heads, tile_keys};
 }
 
 bool SequenceState::HasRecurrentLayers() const { return layout_.HasRecurrentLayers(); }

@@ -25,6 +25,7 @@ struct StateLayout {
   std::vector<LayerKind> layer_kinds;  // one per model layer
   int64_t kv_row_floats = 0;   // n_kv_heads * head_dim elements, for K and for V of one token
   int64_t n_kv_heads = 1;      // heads of a row: K rows may be tiled per head
+  bool tile_keys = false;      // K caches as tiles where their shape allows (tensor/key_tiles.h)
   int64_t conv_floats = 0;     // (conv_kernel - 1) * conv_channels per recurrent layer
   int64_t ssm_floats = 0;      // n_value_heads * dv * dk per recurrent layer
   int64_t max_tokens = 0;      // context size

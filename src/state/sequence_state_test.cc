@@ -216,6 +216,7 @@ TEST(SequenceStateTest, TiledKeysLeaveAndEnterAsRows) {
   StateLayout layout = Q8Layout();
   layout.kv_row_floats = 128;
   layout.n_kv_heads = 2;
+  layout.tile_keys = true;
   ASSERT_TRUE(layout.key_shape().tiled());
   const int64_t row_bytes = layout.KvRowBytes();
   const int64_t n = 21;

@@ -17,7 +17,9 @@ int64_t DwordOffset(const KeyShape& shape, int64_t p, int64_t h, int64_t c) {
 
 }  // namespace
 
-bool KeyShape::tiled() const { return dtype == DType::kQ8_0 && head_dim % (2 * kQK) == 0; }
+bool KeyShape::tiled() const {
+  return tiles_wanted && dtype == DType::kQ8_0 && head_dim % (2 * kQK) == 0;
+}
 
 int64_t KeyShape::slice_bytes() const { return RowBytes(dtype, head_dim); }
 

@@ -1,11 +1,13 @@
 // How an attention cache holds its K rows. A K cache of Q8_0 rows whose heads are whole pairs of
-// blocks (head_dim % 64 == 0, so a head's slice of a row is whole dwords) is stored in tiles of
-// kKeyTilePositions positions: per tile and KV head, the 16 positions' slices transposed by
+// blocks (head_dim % 64 == 0, so a head's slice of a row is whole dwords) is stored, where its
+// shape asks for tiles (the kernels' table scores them in int8: kernels::PrefersTiledKeys), in
+// tiles of kKeyTilePositions positions: per tile and KV head, the 16 positions' slices transposed by
 // dword, dword c of position p at (c * 16 + p % 16) * 4 bytes from the head's start in the tile,
 // the heads one after another; a tile takes the bytes of its 16 rows. Scores in int8 read dword
 // c of 16 positions with one load: transposing every block of rows on each decode step instead
 // took about a quarter of a step at depth 32k (kernels_bench AttentionDecode/q8_0/32768).
-// Other K caches (f32 rows, other head sizes) and every V cache are rows.
+// Other K caches (f32 rows, other head sizes, tables that read rows faster) and every V cache are
+// rows.
 // Rows leave and enter a cache as rows (snapshots, the cache tiers), whatever its layout.
 #pragma once
 
@@ -21,8 +23,9 @@ struct KeyShape {
   DType dtype = DType::kF32;
   int64_t n_kv_heads = 1;
   int64_t head_dim = 0;
+  bool tiles_wanted = false;
 
-  bool tiled() const;
+  bool tiled() const;  // tiles wanted, and the dtype and head size allow them
   int64_t slice_bytes() const;  // of one head of one position
   int64_t row_bytes() const;    // of one position, every head
   // Of a cache with room for n_positions (tiled: whole tiles).

@@ -14,28 +14,29 @@ std::vector<uint8_t> PatternRows(int64_t n_rows, const KeyShape& shape) {
   return rows;
 }
 
-TEST(KeyTilesTest, TilesQ8_0HeadsOfWholeBlockPairsOnly) {
-  EXPECT_TRUE((KeyShape{DType::kQ8_0, 2, 128}).tiled());
-  EXPECT_TRUE((KeyShape{DType::kQ8_0, 4, 64}).tiled());
-  EXPECT_FALSE((KeyShape{DType::kQ8_0, 2, 96}).tiled());
-  EXPECT_FALSE((KeyShape{DType::kF32, 2, 128}).tiled());
+TEST(KeyTilesTest, TilesQ8_0HeadsOfWholeBlockPairsOnlyWhereWanted) {
+  EXPECT_TRUE((KeyShape{DType::kQ8_0, 2, 128, true}).tiled());
+  EXPECT_TRUE((KeyShape{DType::kQ8_0, 4, 64, true}).tiled());
+  EXPECT_FALSE((KeyShape{DType::kQ8_0, 2, 128, false}).tiled());
+  EXPECT_FALSE((KeyShape{DType::kQ8_0, 2, 96, true}).tiled());
+  EXPECT_FALSE((KeyShape{DType::kF32, 2, 128, true}).tiled());
 }
 
 TEST(KeyTilesTest, CacheBytesRoundUpToWholeTiles) {
-  const KeyShape tiled{DType::kQ8_0, 2, 128};
+  const KeyShape tiled{DType::kQ8_0, 2, 128, true};
   EXPECT_EQ(tiled.row_bytes(), 2 * 136);
   EXPECT_EQ(tiled.CacheBytes(0), 0);
   EXPECT_EQ(tiled.CacheBytes(1), 16 * 272);
   EXPECT_EQ(tiled.CacheBytes(16), 16 * 272);
   EXPECT_EQ(tiled.CacheBytes(17), 32 * 272);
-  const KeyShape rows{DType::kQ8_0, 2, 96};
+  const KeyShape rows{DType::kQ8_0, 2, 96, true};
   EXPECT_EQ(rows.CacheBytes(17), 17 * rows.row_bytes());
 }
 
 // The documented layout, byte for byte: dword c of head h of position p at
 // KeyTileHead(p, h) + (c * 16 + p % 16) * 4.
 TEST(KeyTilesTest, TiledPositionsLieByDword) {
-  const KeyShape shape{DType::kQ8_0, 3, 64};
+  const KeyShape shape{DType::kQ8_0, 3, 64, true};
   const int64_t n = 40, first = 5;
   const std::vector<uint8_t> rows = PatternRows(n, shape);
   std::vector<uint8_t> cache(static_cast<size_t>(shape.CacheBytes(first + n)), 0);
@@ -54,8 +55,9 @@ TEST(KeyTilesTest, TiledPositionsLieByDword) {
 }
 
 TEST(KeyTilesTest, RowsComeBackAsTheyWent) {
-  for (const KeyShape& shape : {KeyShape{DType::kQ8_0, 2, 128}, KeyShape{DType::kQ8_0, 2, 96},
-                                KeyShape{DType::kF32, 2, 8}}) {
+  for (const KeyShape& shape :
+       {KeyShape{DType::kQ8_0, 2, 128, true}, KeyShape{DType::kQ8_0, 2, 128, false},
+        KeyShape{DType::kQ8_0, 2, 96, true}, KeyShape{DType::kF32, 2, 8, true}}) {
     const int64_t n = 37, first = 3;
     const std::vector<uint8_t> rows = PatternRows(n, shape);
     std::vector<uint8_t> cache(static_cast<size_t>(shape.CacheBytes(first + n)), 0);
@@ -71,7 +73,7 @@ TEST(KeyTilesTest, RowsComeBackAsTheyWent) {
 }
 
 TEST(KeyTilesTest, UntiledCachesHoldRows) {
-  const KeyShape shape{DType::kQ8_0, 2, 96};
+  const KeyShape shape{DType::kQ8_0, 2, 96, true};
   const std::vector<uint8_t> rows = PatternRows(4, shape);
   std::vector<uint8_t> cache(static_cast<size_t>(shape.CacheBytes(6)), 0);
   PutKeyRows(rows.data(), 2, 4, shape, cache.data());
