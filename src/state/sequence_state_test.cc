@@ -244,6 +244,12 @@ TEST(SequenceStateTest, TiledKeysLeaveAndEnterAsRows) {
   restored.CopyKvRows(0, n, restored_rows.data());
   state.CopyKvRows(0, n, state_rows.data());
   EXPECT_EQ(restored_rows, state_rows);
+  // A layout that keeps K as rows (another table's) takes the same snapshot.
+  StateLayout rows_layout = layout;
+  rows_layout.tile_keys = false;
+  SequenceState untiled(rows_layout);
+  ASSERT_TRUE(untiled.Restore(snapshot).ok());
+  EXPECT_EQ(untiled.Snapshot(), snapshot);
 
   // Rows appended at an unaligned position land in their tiles.
   SequenceState grown(layout);
