@@ -161,7 +161,8 @@ constexpr int64_t kChunkPositions = internal::kAttentionChunkPositions;
 void BM_KvRead(benchmark::State& state, tensor::DType kv_dtype) {
   const int64_t n_pos = state.range(0) + 1;
   const LayerCaches kv = MakeLayerCaches(kv_dtype, n_pos);
-  const int64_t chunk_bytes = kv.layer_bytes / n_pos * kChunkPositions;
+  const int64_t chunk_bytes =
+      kChunkPositions * tensor::RowBytes(kv_dtype, kKvHeads * kHeadDim);
   const int64_t n_chunks = (kv.layer_bytes + chunk_bytes - 1) / chunk_bytes;
   ThreadPool pool(g_threads);
   int64_t layer = 0;

@@ -53,7 +53,7 @@ void Attention(const AttentionArgs& args) {
   const int64_t group = args.n_heads / args.n_kv_heads;
   const int64_t kv_stride = args.n_kv_heads * hd;
   const int64_t n_rows = args.first_pos + args.n_tokens;
-  const tensor::KeyShape key_shape{args.kv_dtype, args.n_kv_heads, hd, args.k_tiles_wanted};
+  const tensor::KeyShape key_shape = KeyShapeOf(args);
   std::vector<uint8_t> key_rows(static_cast<size_t>(n_rows * key_shape.row_bytes()));
   tensor::GetKeyRows(static_cast<const uint8_t*>(args.k_cache), 0, n_rows, key_shape,
                      key_rows.data());
