@@ -30,8 +30,9 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
-  // Calls fn(begin, end) over disjoint ranges covering [0, n), each at least `grain` long
-  // (except the last), and returns when all are done. Allocates nothing.
+  // Calls fn(begin, end) over disjoint ranges covering [0, n), no more of them than n / grain
+  // rounded up (a loop of one grain runs inline), and returns when all are done. Allocates
+  // nothing.
   void ParallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn);
 
   // Calls fn(t) once on each of the pool's threads, t in [0, num_threads()) (the caller is 0),
@@ -48,6 +49,8 @@ class ThreadPool {
   // Runs ranges of the current loop until none is left unclaimed: first those of its own share
   // from the front, then others' from the back.
   void RunChunks(int thread);
+  // Splits [0, n) into `chunks` ranges (range_starts_) and hands each thread its share of them.
+  void SplitShares(int64_t n, int chunks);
   // Starts the current loop on the workers (after fn_ or per_thread_fn_ is set).
   void StartLoop();
   // Waits until every worker has finished the current loop.
@@ -58,8 +61,6 @@ class ThreadPool {
   // The current loop, written before generation_ is bumped and read by workers after they see it.
   const FunctionRef<void(int64_t, int64_t)>* fn_ = nullptr;
   const FunctionRef<void(int)>* per_thread_fn_ = nullptr;  // set instead of fn_ by OnEveryThread
-  int64_t n_ = 0;
-  int64_t chunk_ = 0;
   // Each thread's share of the current loop's ranges, [next, end) packed as next | end << 32:
   // its owner claims from the front, so that consecutive ranges continue one stream of memory
   // the prefetches are already ahead in, and a thread that has run out claims from the back.
@@ -67,6 +68,8 @@ class ThreadPool {
     std::atomic<uint64_t> bounds{0};
   };
   std::vector<Share> shares_;
+  // The current loop's ranges: range c is [range_starts_[c], range_starts_[c + 1]).
+  std::vector<int64_t> range_starts_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_workers_{0};
   std::atomic<int> sleeping_workers_{0};

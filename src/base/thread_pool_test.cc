@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/allocation_count.h"
@@ -56,6 +58,35 @@ TEST(ThreadPoolTest, OnEveryThreadRunsEachIndexOnceOnAFixedThread) {
       pool.ParallelFor(100, 1, [](int64_t, int64_t) {});
     }
   }
+}
+
+// No more ranges than n / grain rounded up; within each thread's share they shrink from its front to its
+// back, so the ranges left for another thread to take at a loop's end are its smallest.
+TEST(ThreadPoolTest, RangesShrinkTowardsTheEndOfEachShare) {
+  ThreadPool pool(2);
+  std::mutex mu;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  const auto record = [&](int64_t begin, int64_t end) {
+    std::lock_guard<std::mutex> lock(mu);
+    ranges.emplace_back(begin, end);
+  };
+  pool.ParallelFor(7, 3, record);
+  EXPECT_LE(ranges.size(), 3u);  // 7 / 3 rounded up
+
+  ranges.clear();
+  constexpr int64_t kN = 1 << 20;
+  pool.ParallelFor(kN, 1, record);
+  std::sort(ranges.begin(), ranges.end());
+  ASSERT_EQ(ranges.size(), 16u);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    EXPECT_EQ(ranges[i].first, i == 0 ? 0 : ranges[i - 1].second);
+    if (i % 8 != 0) {
+      EXPECT_LT(ranges[i].second - ranges[i].first, ranges[i - 1].second - ranges[i - 1].first)
+          << "range " << i;
+    }
+  }
+  EXPECT_EQ(ranges.back().second, kN);
+  EXPECT_EQ(ranges[8].first, kN / 2);
 }
 
 // A decode step runs hundreds of loops; their lambdas capture more than std::function would
