@@ -90,7 +90,8 @@ class MoeFfn {
   //       + sigmoid(shared_gate . xn) * shared(xn). Tokens are grouped by expert, and every
   // routed expert's gate and up products run in one parallel pass and every down product in
   // another, so each expert's weights are read once per batch and the layer pays a few forks
-  // and joins of the pool, not a few per expert. A token's result has the same bits in any batch.
+  // and joins of the pool, not a few per expert (a decode step with a small router pays two).
+  // A token's result has the same bits in any batch.
   void Forward(const HParams& hp, const MoeWeights& w, const float* xn, int64_t n_tokens,
                float* out, ThreadPool* pool);
 
