@@ -117,7 +117,7 @@ TEST_P(StateEquivalenceTest, ResultsDoNotDependOnTheThreadCount) {
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, StateEquivalenceTest,
                          ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "qwen2",
                                            "llama", "qwen35moe/q4_K", "qwen3next/q4_K",
-                                           "qwen3/q4_K"));
+                                           "qwen3/q4_K", "qwen35moe/many_experts"));
 
 }  // namespace
 }  // namespace ds::apps

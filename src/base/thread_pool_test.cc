@@ -60,8 +60,9 @@ TEST(ThreadPoolTest, OnEveryThreadRunsEachIndexOnceOnAFixedThread) {
   }
 }
 
-// No more ranges than n / grain rounded up; within each thread's share they shrink from its front to its
-// back, so the ranges left for another thread to take at a loop's end are its smallest.
+// No more ranges than n / grain rounded up; within each thread's share they shrink from its
+// front to its back, so the ranges left for another thread to take at a loop's end are its
+// smallest.
 TEST(ThreadPoolTest, RangesShrinkTowardsTheEndOfEachShare) {
   ThreadPool pool(2);
   std::mutex mu;
