@@ -42,9 +42,10 @@ constexpr int kChunksPerThread = 8;
 // A share's ranges shrink from its front to its back, each kRangeShrink of the one before: its
 // owner starts on the largest, and what is left to take from another share when a thread runs
 // out is the smallest, so the threads finish closer together. In a Q4_K decode of the bench
-// model, ranges of one size left the caller waiting for the worker 0.85-1.1 us at the end of a
-// loop (three runs), shrinking ones 0.6-0.8 us; decode steps alternating between the two every
-// four tokens in one process took 0.980, 0.996 and 1.002 as long (three runs of 2048 tokens).
+// model, ranges of one size left the caller waiting for the worker 0.85-1.2 us at the end of a
+// loop, shrinking ones 0.57-0.78 us (nine runs each); decode steps alternating between the two
+// every four tokens in one process took 0.980, 0.996 and 1.002 as long (three runs of 2048
+// tokens).
 constexpr double kRangeShrink = 0.75;
 
 constexpr uint64_t PackShare(uint32_t next, uint32_t end) {
