@@ -7,12 +7,13 @@
 namespace ds::tensor {
 namespace {
 
-// Where dword c of head h's slice of position p lies in a tiled cache.
-int64_t DwordOffset(const KeyShape& shape, int64_t p, int64_t h, int64_t c) {
+// Where the first dword of head h's slice of position p lies in a tiled cache (dword c lies
+// c * kKeyTilePositions dwords on).
+int64_t LaneOffset(const KeyShape& shape, int64_t p, int64_t h) {
   const int64_t tile = p / kKeyTilePositions;
   return (tile * kKeyTilePositions * shape.n_kv_heads + h * kKeyTilePositions) *
              shape.slice_bytes() +
-         (c * kKeyTilePositions + p % kKeyTilePositions) * 4;
+         p % kKeyTilePositions * 4;
 }
 
 }  // namespace
@@ -32,7 +33,7 @@ int64_t KeyShape::CacheBytes(int64_t n_positions) const {
 }
 
 const uint8_t* KeyTileHead(const uint8_t* cache, const KeyShape& shape, int64_t p, int64_t h) {
-  return cache + DwordOffset(shape, p - p % kKeyTilePositions, h, 0);
+  return cache + LaneOffset(shape, p - p % kKeyTilePositions, h);
 }
 
 void PutKeyRows(const uint8_t* rows, int64_t first, int64_t count, const KeyShape& shape,
@@ -46,7 +47,7 @@ void PutKeyRows(const uint8_t* rows, int64_t first, int64_t count, const KeyShap
   for (int64_t i = 0; i < count; ++i) {
     const uint8_t* row = rows + i * row_bytes;
     for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
-      uint8_t* lane = cache + DwordOffset(shape, first + i, h, 0);
+      uint8_t* lane = cache + LaneOffset(shape, first + i, h);
       for (int64_t c = 0; c < slice_bytes / 4; ++c) {
         std::memcpy(lane + c * kKeyTilePositions * 4, row + h * slice_bytes + 4 * c, 4);
       }
@@ -56,13 +57,14 @@ void PutKeyRows(const uint8_t* rows, int64_t first, int64_t count, const KeyShap
 
 void GetKeyRows(const uint8_t* cache, int64_t first, int64_t count, const KeyShape& shape,
                 uint8_t* rows) {
+  const int64_t row_bytes = shape.row_bytes();
   if (!shape.tiled()) {
-    if (count > 0) std::memcpy(rows, cache + first * shape.row_bytes(), count * shape.row_bytes());
+    if (count > 0) std::memcpy(rows, cache + first * row_bytes, count * row_bytes);
     return;
   }
   for (int64_t i = 0; i < count; ++i) {
     for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
-      GetKeySlice(cache, first + i, h, shape, rows + i * shape.row_bytes() + h * shape.slice_bytes());
+      GetKeySlice(cache, first + i, h, shape, rows + i * row_bytes + h * shape.slice_bytes());
     }
   }
 }
@@ -74,7 +76,7 @@ void GetKeySlice(const uint8_t* cache, int64_t p, int64_t h, const KeyShape& sha
     std::memcpy(slice, cache + p * shape.row_bytes() + h * slice_bytes, slice_bytes);
     return;
   }
-  const uint8_t* lane = cache + DwordOffset(shape, p, h, 0);
+  const uint8_t* lane = cache + LaneOffset(shape, p, h);
   for (int64_t c = 0; c < slice_bytes / 4; ++c) {
     std::memcpy(slice + 4 * c, lane + c * kKeyTilePositions * 4, 4);
   }

@@ -67,8 +67,8 @@ TEST(KeyTilesTest, RowsComeBackAsTheyWent) {
     EXPECT_EQ(back, rows) << shape.head_dim;
     std::vector<uint8_t> slice(static_cast<size_t>(shape.slice_bytes()));
     GetKeySlice(cache.data(), first + 20, 1, shape, slice.data());
-    EXPECT_EQ(0, std::memcmp(slice.data(), rows.data() + 20 * shape.row_bytes() + shape.slice_bytes(),
-                             slice.size()));
+    const uint8_t* position_20 = rows.data() + 20 * shape.row_bytes();
+    EXPECT_EQ(0, std::memcmp(slice.data(), position_20 + shape.slice_bytes(), slice.size()));
   }
 }
 
