@@ -400,6 +400,7 @@ const KernelTable& GenericTable() {
       Attend,
       AttendMerge,
       false,
+      false,
       BlockMaximaF32,
       IndicesAtLeastF32,
       FmaBurn,

@@ -182,6 +182,10 @@ struct KernelTable {
   // Whether attend, over tiled K caches (tensor/key_tiles.h), scores each query in int8 as the
   // sum of its int8 encoding (quantize_q8's ActBlockQ8) and that of what it leaves over.
   bool attend_rounds_q8_queries;
+  // Whether attend, over Q8_0 V caches, encodes each query's weights times the V scales as 16-bit
+  // integers per step and block of the head (x86/kv_values.inc): a rounding of at most 1/65534 of
+  // the step's largest, so its result is near, not equal to, the f32 one over the same values.
+  bool attend_encodes_q8_value_weights;
   // The two vector steps of kernels::TopK, which narrows the candidates before sorting them:
   // maxima[b] = max of x[b * kTopKBlock, (b + 1) * kTopKBlock) for b < n_blocks, and the
   // indices i < n with x[i] >= threshold, ascending, written to `indices` (their count returned).
