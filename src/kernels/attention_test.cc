@@ -241,6 +241,37 @@ TEST_P(AttentionTest, DecodeOverManyChunksTakesEveryHeadWithTheBatchBits) {
   ExpectEachTokenAloneGetsTheBatchBits(rng, 3, 5000, 128, {0, 1, 2});
 }
 
+// The case's attention over its K and V stored as Q8_0 rows (K tiled where it asks), and the
+// f32 attention of queries q_f32 over the same values dequantised.
+struct Q8Outputs {
+  StoredKv stored;
+  AttentionArgs q8;  // over `stored`
+  std::vector<float> quantised, dequantised;
+};
+void AttendQ8AndDequantised(const AttentionCase& c, const float* q_f32, ThreadPool* pool,
+                            Q8Outputs* out) {
+  const int64_t n_values = (c.args.first_pos + c.args.n_tokens) * c.args.n_kv_heads *
+                           c.args.head_dim;
+  out->stored = StoreKv(c, tensor::DType::kQ8_0);
+  std::vector<float> k_deq(n_values), v_deq(n_values);
+  tensor::DequantizeRow(tensor::DType::kQ8_0, out->stored.k_rows.data(), k_deq.data(), n_values);
+  tensor::DequantizeRow(tensor::DType::kQ8_0, out->stored.v.data(), v_deq.data(), n_values);
+  out->quantised.resize(c.q.size());
+  out->dequantised.resize(c.q.size());
+  out->q8 = c.args;
+  out->q8.k_cache = out->stored.k.data();
+  out->q8.v_cache = out->stored.v.data();
+  out->q8.kv_dtype = tensor::DType::kQ8_0;
+  out->q8.out = out->quantised.data();
+  Attention(out->q8, pool);
+  AttentionArgs f32 = c.args;
+  f32.q = q_f32;
+  f32.k_cache = k_deq.data();
+  f32.v_cache = v_deq.data();
+  f32.out = out->dequantised.data();
+  Attention(f32, pool);
+}
+
 // Q8_0 KV rows give the f32 result over their dequantised values (and so stay within the
 // reference's tolerance), also for the last token attended alone: exactly, or, in a table that
 // scores them in int8 or encodes V weights, within ToleranceOver for the queries as it reads
@@ -256,29 +287,13 @@ void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_toke
   const std::vector<float> q_as_read = QueriesAsRead(c, tensor::DType::kQ8_0);
   const bool exact = q_as_read == c.q && !internal::Table().attend_encodes_q8_value_weights;
   const double tolerance = ToleranceOver(tensor::DType::kQ8_0);
-  const int64_t row = n_kv_heads * head_dim, n_rows = first_pos + n_tokens;
-  const StoredKv q8_rows = StoreKv(c, tensor::DType::kQ8_0);
-  std::vector<float> k_deq(c.k.size()), v_deq(c.v.size());
-  for (int64_t r = 0; r < n_rows; ++r) {
-    tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.k_rows.data() + r * q8_rows.row_bytes,
-                          k_deq.data() + r * row, row);
-    tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.v.data() + r * q8_rows.row_bytes,
-                          v_deq.data() + r * row, row);
-  }
   ThreadPool pool(2);
-  std::vector<float> quantised(c.q.size()), dequantised(c.q.size()), want(c.q.size());
-  AttentionArgs q8 = c.args;
-  q8.k_cache = q8_rows.k.data();
-  q8.v_cache = q8_rows.v.data();
-  q8.kv_dtype = tensor::DType::kQ8_0;
-  q8.out = quantised.data();
-  Attention(q8, &pool);
-  AttentionArgs f32 = c.args;
-  f32.q = q_as_read.data();
-  f32.k_cache = k_deq.data();
-  f32.v_cache = v_deq.data();
-  f32.out = dequantised.data();
-  Attention(f32, &pool);
+  Q8Outputs outputs;
+  AttendQ8AndDequantised(c, q_as_read.data(), &pool, &outputs);
+  const AttentionArgs& q8 = outputs.q8;
+  const std::vector<float>& quantised = outputs.quantised;
+  const std::vector<float>& dequantised = outputs.dequantised;
+  std::vector<float> want(c.q.size());
   if (exact) {
     EXPECT_EQ(quantised, dequantised);
   } else {
@@ -345,25 +360,11 @@ TEST_P(AttentionTest, Q8ValueStepsFarBelowTheMaximumAddNothing) {
       const bool high = (p < 256) == high_first;
       std::fill_n(c.k.begin() + p * kHeadDim, kHeadDim, high ? 1.0f : -1.0f);
     }
-    const StoredKv q8_rows = StoreKv(c, tensor::DType::kQ8_0);
-    std::vector<float> k_deq(c.k.size()), v_deq(c.v.size());
-    tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.k_rows.data(), k_deq.data(),
-                          kPositions * kHeadDim);
-    tensor::DequantizeRow(tensor::DType::kQ8_0, q8_rows.v.data(), v_deq.data(),
-                          kPositions * kHeadDim);
     ThreadPool pool(2);
-    std::vector<float> quantised(c.q.size()), dequantised(c.q.size());
-    AttentionArgs q8 = c.args;
-    q8.k_cache = q8_rows.k.data();
-    q8.v_cache = q8_rows.v.data();
-    q8.kv_dtype = tensor::DType::kQ8_0;
-    q8.out = quantised.data();
-    Attention(q8, &pool);
-    AttentionArgs f32 = c.args;
-    f32.k_cache = k_deq.data();
-    f32.v_cache = v_deq.data();
-    f32.out = dequantised.data();
-    Attention(f32, &pool);
+    Q8Outputs outputs;
+    AttendQ8AndDequantised(c, c.q.data(), &pool, &outputs);
+    const std::vector<float>& quantised = outputs.quantised;
+    const std::vector<float>& dequantised = outputs.dequantised;
     EXPECT_LT(RelativeError(quantised.data(), dequantised.data(), quantised.size()),
               ToleranceOver(tensor::DType::kQ8_0));
   }
