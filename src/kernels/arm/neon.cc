@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernels/kernel_table.h"
+#include "kernels/kv_stream.h"
 #include "tensor/blocks.h"
 
 namespace ds::kernels::internal::neon {

@@ -1,0 +1,99 @@
+// The walk behind a decode step's stream of K and V bytes (simd/kv_stream.inc says why it
+// exists): while a block of positions computes, the next block's bytes are asked for, a cache
+// line at a time, at a pace set by the block's work. A class template over the instruction that
+// asks for a line, so that each kernel table instantiates its own copy (see
+// x86/table_unit.inc: the tables' units call no inline function of a shared header) and tests can
+// record the lines instead.
+#pragma once
+
+#include <cstdint>
+
+namespace ds::kernels::internal {
+
+inline constexpr int64_t kStreamLineBytes = 64;
+
+// `count` runs of `bytes` bytes, `stride_bytes` apart, from `first` on.
+struct StreamRuns {
+  const uint8_t* first = nullptr;
+  int64_t stride_bytes = 0;
+  int64_t count = 0;
+  int64_t bytes = 0;
+};
+
+// AskForLine: a callable taking the address of a cache line.
+template <class AskForLine>
+class KvStream {
+ public:
+  KvStream() = default;
+  explicit KvStream(AskForLine ask_for_line) : ask_for_line_(ask_for_line) {}
+
+  // Starts a block whose work is `work` units (Advance's), during which the lines of k and then
+  // of v, the next block's bytes, are asked for at an even pace, each line of a run once.
+  void Begin(const StreamRuns& k, const StreamRuns& v, float work) {
+    runs_[0] = Merged(k);
+    runs_[1] = Merged(v);
+    run_ = 0;
+    index_ = -1;
+    credit_ = 0.0f;
+    const auto lines = static_cast<float>(LinesOf(runs_[0]) + LinesOf(runs_[1]));
+    lines_per_unit_ = work > 0.0f ? lines / work : 0.0f;
+    if (!NextRun()) lines_per_unit_ = 0.0f;
+  }
+
+  // `units` of the block's work are done: asks for the lines that fall due.
+  void Advance(float units) {
+    credit_ += units * lines_per_unit_;
+    for (; credit_ >= 1.0f; credit_ -= 1.0f) {
+      if (line_ > end_line_ && !NextRun()) {
+        credit_ = 0.0f;
+        lines_per_unit_ = 0.0f;
+        return;
+      }
+      ask_for_line_(reinterpret_cast<const void*>(line_));
+      line_ += kStreamLineBytes;
+    }
+  }
+
+ private:
+  static uintptr_t LineOf(const uint8_t* p) {
+    return reinterpret_cast<uintptr_t>(p) & ~static_cast<uintptr_t>(kStreamLineBytes - 1);
+  }
+  // Adjacent runs as one.
+  static StreamRuns Merged(const StreamRuns& runs) {
+    if (runs.stride_bytes != runs.bytes || runs.count <= 1) return runs;
+    return {runs.first, runs.bytes * runs.count, 1, runs.bytes * runs.count};
+  }
+  // The lines the runs touch: the first run's times their count (the others' may straddle one
+  // more or one less, which moves only the pace).
+  static int64_t LinesOf(const StreamRuns& runs) {
+    if (runs.count == 0 || runs.bytes == 0) return 0;
+    const auto first_run = static_cast<int64_t>(LineOf(runs.first + runs.bytes - 1) -
+                                                LineOf(runs.first)) / kStreamLineBytes + 1;
+    return first_run * runs.count;
+  }
+  // Moves to the next run of bytes; false when none is left.
+  bool NextRun() {
+    while (run_ < 2) {
+      const StreamRuns& runs = runs_[run_];
+      if (++index_ < runs.count && runs.bytes > 0) {
+        const uint8_t* start = runs.first + index_ * runs.stride_bytes;
+        line_ = LineOf(start);
+        end_line_ = LineOf(start + runs.bytes - 1);
+        return true;
+      }
+      ++run_;
+      index_ = -1;
+    }
+    return false;
+  }
+
+  AskForLine ask_for_line_{};
+  StreamRuns runs_[2];
+  int run_ = 2;
+  int64_t index_ = -1;
+  uintptr_t line_ = 0, end_line_ = 0;  // the next line to ask for, the run's last
+  float credit_ = 0.0f;                // lines due and not yet asked for
+  float lines_per_unit_ = 0.0f;
+};
+
+}  // namespace ds::kernels::internal
