@@ -1,13 +1,14 @@
-// A model whose file the process holds in writable memory reads its Q4_K matrices interleaved
-// where the kernels have that layout (model::WeightBinder), and answers as the file's rows do,
-// within rounding: this random model's prompt logits move by 5e-3 (relative) between the AVX2
-// and AVX-512 tables in Q8_0, and by 6e-3 between Q4_K read interleaved and read in rows (whose
-// AVX-512 kernel takes other float steps), so 2e-2 bounds them; a wrong row or scale moves
-// them by far more.
+// A model whose file the process holds in writable memory reads its Q4_K, Q5_K and Q6_K matrices
+// interleaved where the kernels have that layout (model::WeightBinder), and answers as the file's
+// rows do, within rounding: this random model's prompt logits move by 5e-3 (relative) between
+// the AVX2 and AVX-512 tables in Q8_0, and by 6e-3 between Q4_K read interleaved and read in rows
+// (whose AVX-512 kernel takes other float steps), so 2e-2 bounds them; a wrong row or scale
+// moves them by far more.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "apps/test_models.h"
 #include "kernels/kernels.h"
@@ -17,9 +18,8 @@ namespace {
 
 using state::SequenceState;
 
-bool KernelsInterleaveQ4K() {
-  const kernels::MatrixView probe{nullptr, tensor::DType::kQ4_K, 16, 256,
-                                  tensor::RowBytes(tensor::DType::kQ4_K, 256)};
+bool KernelsInterleave(tensor::DType dtype) {
+  const kernels::MatrixView probe{nullptr, dtype, 16, 256, tensor::RowBytes(dtype, 256)};
   return kernels::CanInterleaveRows(probe);
 }
 
@@ -38,10 +38,16 @@ double RelativeDistance(const std::vector<float>& a, const std::vector<float>& b
   return std::sqrt(diff / norm);
 }
 
-TEST(InterleavedWeightsTest, AModelInMemoryReadsQ4KInterleavedAsItsRowsWouldAnswer) {
-  if (!KernelsInterleaveQ4K()) GTEST_SKIP() << "the active kernels read Q4_K rows as they lie";
+class InterleavedWeightsTest : public testing::TestWithParam<tensor::DType> {};
+
+TEST_P(InterleavedWeightsTest, AModelInMemoryReadsInterleavedAsItsRowsWouldAnswer) {
+  if (!KernelsInterleave(GetParam())) {
+    GTEST_SKIP() << "the active kernels read " << tensor::DTypeName(GetParam())
+                 << " rows as they lie";
+  }
   ThreadPool pool(2);
-  const std::unique_ptr<TestModel> interleaved = BuildTestModel(TinyQ4KConfig("qwen35moe"));
+  const std::unique_ptr<TestModel> interleaved =
+      BuildTestModel(TinyKQuantConfig("qwen35moe", GetParam()));
   EXPECT_NE(interleaved->loaded_bytes, interleaved->bytes) << "no matrix was rewritten";
   // The embedding's rows are read one by one and stay as the file has them.
   const gguf::TensorInfo* embedding = interleaved->file->FindTensor("token_embd.weight");
@@ -69,6 +75,13 @@ TEST(InterleavedWeightsTest, AModelInMemoryReadsQ4KInterleavedAsItsRowsWouldAnsw
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(PromptLogits(**again, ids, &pool), got);
 }
+
+INSTANTIATE_TEST_SUITE_P(KQuants, InterleavedWeightsTest,
+                         testing::Values(tensor::DType::kQ4_K, tensor::DType::kQ5_K,
+                                         tensor::DType::kQ6_K),
+                         [](const testing::TestParamInfo<tensor::DType>& info) {
+                           return std::string(tensor::DTypeName(info.param));
+                         });
 
 }  // namespace
 }  // namespace ds::apps

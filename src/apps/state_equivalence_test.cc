@@ -112,12 +112,13 @@ TEST_P(StateEquivalenceTest, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(logits[0], logits[2]);
 }
 
-// "/q4_K": Q4_K weights, whose matrices of whole groups of rows the AVX-512 VNNI kernels read
-// interleaved (one token and a prompt's tiles alike).
+// "/q4_K" (q5_K, q6_K): K-quant weights, whose matrices of whole groups of rows the AVX-512 VNNI
+// kernels read interleaved (one token and a prompt's tiles alike).
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, StateEquivalenceTest,
                          ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "qwen2",
                                            "llama", "qwen35moe/q4_K", "qwen3next/q4_K",
-                                           "qwen3/q4_K", "qwen35moe/many_experts"));
+                                           "qwen3/q4_K", "qwen35moe/q5_K", "qwen3/q6_K",
+                                           "qwen35moe/many_experts"));
 
 }  // namespace
 }  // namespace ds::apps

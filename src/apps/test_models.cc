@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "apps/default_vocab.h"
 #include "base/check.h"
+#include "tensor/dtype.h"
 
 namespace ds::apps {
 
@@ -32,10 +34,10 @@ ModelConfig TinyConfig(const std::string& arch) {
   return c;
 }
 
-ModelConfig TinyQ4KConfig(const std::string& arch) {
+ModelConfig TinyKQuantConfig(const std::string& arch, tensor::DType dtype) {
   ModelConfig c = TinyConfig(arch);
   c.n_embd = 256;
-  c.dtype = tensor::DType::kQ4_K;
+  c.dtype = dtype;
   return c;
 }
 
@@ -51,8 +53,11 @@ ModelConfig TestConfig(const std::string& name) {
     c.n_expert_used = 4;
     return c;
   }
-  DS_CHECK_MSG(variant == "q4_K", "test configs name an arch, arch/q4_K or arch/many_experts");
-  return TinyQ4KConfig(name.substr(0, slash));
+  const std::optional<tensor::DType> dtype = tensor::ParseDType(variant);
+  DS_CHECK_MSG(dtype == tensor::DType::kQ4_K || dtype == tensor::DType::kQ5_K ||
+                   dtype == tensor::DType::kQ6_K,
+               "test configs name an arch, arch/q4_K, arch/q5_K, arch/q6_K or arch/many_experts");
+  return TinyKQuantConfig(name.substr(0, slash), *dtype);
 }
 
 std::unique_ptr<TestModel> BuildTestModel(const ModelConfig& config) {

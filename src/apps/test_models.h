@@ -21,11 +21,13 @@ struct TestModel {
 
 // A tiny config of `arch` (any supported architecture) with f32 weights.
 ModelConfig TinyConfig(const std::string& arch);
-// The same with Q4_K weights wherever a matrix's rows hold whole super-blocks (256 columns: the
-// embedding width and what reads it), so that the kernels may interleave them.
-ModelConfig TinyQ4KConfig(const std::string& arch);
-// TinyConfig(name); for "arch/q4_K" TinyQ4KConfig(arch); for "arch/many_experts" TinyConfig(arch)
-// with a router too large for a decode step to run on the calling thread.
+// The same with K-quant weights (Q4_K, Q5_K or Q6_K) wherever a matrix's rows hold whole
+// super-blocks (256 columns: the embedding width and what reads it), so that the kernels may
+// interleave them.
+ModelConfig TinyKQuantConfig(const std::string& arch, tensor::DType dtype);
+// TinyConfig(name); for "arch/q4_K" (or q5_K, q6_K) TinyKQuantConfig(arch, that dtype); for
+// "arch/many_experts" TinyConfig(arch) with a router too large for a decode step to run on the
+// calling thread.
 ModelConfig TestConfig(const std::string& name);
 // REQUIRES: the config is valid (a failure aborts the test binary with the error).
 std::unique_ptr<TestModel> BuildTestModel(const ModelConfig& config);

@@ -411,7 +411,6 @@ const KernelTable& GenericTable() {
       nullptr,
       nullptr,
       nullptr,
-      nullptr,
   };
   return table;
 }

@@ -1,9 +1,11 @@
-// Q4_K matrices with rows interleaved for the active table (InterleaveRows) under every ISA:
+// K-quant matrices with rows interleaved for the active table (InterleaveRows) under every ISA:
 // which matrices qualify, and that the rewritten bytes multiply like the rows they came from
 // (within the reference's tolerance, 2e-5 against int8-rounded activations as in matmul_test),
 // each token with its bits alone, on any number of threads, alone or among other jobs.
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "kernels/ref/ref.h"
 #include "kernels/test_util.h"
 #include "tensor/dtype.h"
+#include "tensor/fp16.h"
 #include "tensor/quant.h"
 
 namespace ds::kernels {
@@ -18,80 +21,123 @@ namespace {
 
 using tensor::DType;
 
-// A Q4_K matrix quantised from random floats, the data its view reads, and a copy kept in rows.
-struct Q4KMatrix {
+// A matrix quantised from random floats, the data its view reads, and a copy kept in rows.
+struct QuantMatrix {
   std::vector<uint8_t> data;
   std::vector<uint8_t> as_rows;
   MatrixView view;
   MatrixView rows_view;
 };
 
-Q4KMatrix MakeQ4K(std::mt19937& rng, int64_t n_rows, int64_t n_cols) {
-  Q4KMatrix m;
-  const int64_t row_bytes = tensor::RowBytes(DType::kQ4_K, n_cols);
+QuantMatrix MakeMatrix(std::mt19937& rng, DType type, int64_t n_rows, int64_t n_cols) {
+  QuantMatrix m;
+  const int64_t row_bytes = tensor::RowBytes(type, n_cols);
   m.data.resize(static_cast<size_t>(n_rows * row_bytes));
   for (int64_t r = 0; r < n_rows; ++r) {
     const std::vector<float> row = RandomFloats(rng, n_cols);
-    tensor::QuantizeRow(DType::kQ4_K, row.data(), m.data.data() + r * row_bytes, n_cols);
+    tensor::QuantizeRow(type, row.data(), m.data.data() + r * row_bytes, n_cols);
   }
   m.as_rows = m.data;
-  m.view = {m.data.data(), DType::kQ4_K, n_rows, n_cols, row_bytes};
-  m.rows_view = {m.as_rows.data(), DType::kQ4_K, n_rows, n_cols, row_bytes};
+  m.view = {m.data.data(), type, n_rows, n_cols, row_bytes};
+  m.rows_view = {m.as_rows.data(), type, n_rows, n_cols, row_bytes};
   return m;
 }
 
-bool TableInterleavesQ4K() { return internal::Table().interleave_q4_k != nullptr; }
+// The dtypes with an interleaved layout on the tables that have one.
+constexpr DType kInterleavable[] = {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+
+bool TableInterleaves(DType type) {
+  const internal::KernelTable& table = internal::Table();
+  return table.interleaved != nullptr && table.interleaved(type).interleave != nullptr;
+}
+
+bool TableInterleavesAny() {
+  return std::any_of(std::begin(kInterleavable), std::end(kInterleavable), TableInterleaves);
+}
+
+// The same bytes with every code and scale drawn at random (the quantiser never writes some
+// of them, such as a Q6_K scale of -128 or all-ones high bits) and the float factors kept
+// finite, so the kernels' integer sums meet their extremes.
+void RandomizeCodesAndScales(std::mt19937& rng, QuantMatrix& m) {
+  const int64_t block_bytes = tensor::Traits(m.view.type).block_bytes;
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> factor(1e-3f, 1e-2f);
+  for (uint8_t& b : m.data) b = static_cast<uint8_t>(byte(rng));
+  // The f16 factors: d and dmin first in Q4_K and Q5_K, d last in Q6_K.
+  const std::vector<int64_t> factor_offsets =
+      m.view.type == DType::kQ6_K ? std::vector<int64_t>{block_bytes - 2}
+                                  : std::vector<int64_t>{0, 2};
+  for (size_t at = 0; at < m.data.size(); at += static_cast<size_t>(block_bytes)) {
+    for (int64_t offset : factor_offsets) {
+      const uint16_t h = tensor::Fp32ToFp16(factor(rng));
+      std::memcpy(&m.data[at + static_cast<size_t>(offset)], &h, sizeof(h));
+    }
+  }
+  m.as_rows = m.data;
+}
 
 class InterleavedRowsTest : public IsaTest {};
 
-TEST_P(InterleavedRowsTest, OnlyWholeGroupsOfUnpaddedQ4KRowsQualify) {
+TEST_P(InterleavedRowsTest, OnlyWholeGroupsOfUnpaddedKQuantRowsQualify) {
   std::mt19937 rng(5);
-  Q4KMatrix m = MakeQ4K(rng, 48, 512);
-  EXPECT_EQ(CanInterleaveRows(m.view), TableInterleavesQ4K());
-  MatrixView ragged = m.view;
-  ragged.n_rows = 40;
-  EXPECT_FALSE(CanInterleaveRows(ragged));
-  MatrixView padded = m.view;
-  padded.n_rows = 24;
-  padded.row_bytes *= 2;
-  EXPECT_FALSE(CanInterleaveRows(padded));
-  MatrixView other = m.view;
-  other.type = DType::kQ5_K;
-  other.row_bytes = tensor::RowBytes(DType::kQ5_K, other.n_cols);
-  EXPECT_FALSE(CanInterleaveRows(other));
-  if (!TableInterleavesQ4K()) return;
-  const MatrixView interleaved = InterleaveRows(m.view, m.data.data());
-  EXPECT_TRUE(interleaved.interleaved);
-  EXPECT_FALSE(CanInterleaveRows(interleaved));
-  EXPECT_NE(m.data, m.as_rows);
+  for (DType type : kInterleavable) {
+    SCOPED_TRACE(tensor::DTypeName(type));
+    QuantMatrix m = MakeMatrix(rng, type, 48, 512);
+    EXPECT_EQ(CanInterleaveRows(m.view), TableInterleaves(type));
+    MatrixView ragged = m.view;
+    ragged.n_rows = 40;
+    EXPECT_FALSE(CanInterleaveRows(ragged));
+    MatrixView padded = m.view;
+    padded.n_rows = 24;
+    padded.row_bytes *= 2;
+    EXPECT_FALSE(CanInterleaveRows(padded));
+    if (!TableInterleaves(type)) continue;
+    const MatrixView interleaved = InterleaveRows(m.view, m.data.data());
+    EXPECT_TRUE(interleaved.interleaved);
+    EXPECT_FALSE(CanInterleaveRows(interleaved));
+    EXPECT_NE(m.data, m.as_rows);
+  }
+  for (DType type : {DType::kQ8_0, DType::kQ2_K, DType::kQ3_K, DType::kBF16}) {
+    SCOPED_TRACE(tensor::DTypeName(type));
+    EXPECT_FALSE(CanInterleaveRows(MakeMatrix(rng, type, 16, 256).view));
+  }
 }
 
 TEST_P(InterleavedRowsTest, MultipliesLikeItsRowsWithEachTokensBitsAlone) {
-  if (!TableInterleavesQ4K()) GTEST_SKIP() << "this table reads Q4_K rows as they lie";
+  if (!TableInterleavesAny()) GTEST_SKIP() << "this table reads K-quant rows as they lie";
   std::mt19937 rng(6);
   ThreadPool pool2(2), pool3(3);
-  for (int64_t n_cols : {256, 512, 1280}) {
-    const int64_t n_rows = 48;
-    Q4KMatrix m = MakeQ4K(rng, n_rows, n_cols);
-    const MatrixView w = InterleaveRows(m.view, m.data.data());
-    for (int64_t n_tokens : {1, 2, 3, 4, 5, 8, 9, 17}) {
-      SCOPED_TRACE(testing::Message() << "cols=" << n_cols << " tokens=" << n_tokens);
-      const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
-      std::vector<float> y(static_cast<size_t>(n_tokens * n_rows)), exact(y.size());
-      MatMul(w, x.data(), n_tokens, y.data(), &pool2);
-      ref::MatMul(m.rows_view, AsKernelSeesIt(DType::kQ4_K, x, n_tokens, n_cols).data(), n_tokens,
-                  exact.data());
-      EXPECT_LT(RelativeError(y.data(), exact.data(), y.size()), 2e-5);
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool3}) {
-        std::vector<float> again(y.size());
-        MatMul(w, x.data(), n_tokens, again.data(), pool);
-        EXPECT_EQ(again, y);
-      }
-      for (int64_t t = 0; t < n_tokens; ++t) {
-        std::vector<float> single(n_rows);
-        MatVec(w, x.data() + t * n_cols, single.data(), &pool3);
-        EXPECT_EQ(0, std::memcmp(single.data(), y.data() + t * n_rows, n_rows * sizeof(float)))
-            << "token " << t;
+  for (DType type : kInterleavable) {
+    if (!TableInterleaves(type)) continue;
+    for (bool random_bytes : {false, true}) {
+      for (int64_t n_cols : {256, 512, 1280}) {
+        const int64_t n_rows = 48;
+        QuantMatrix m = MakeMatrix(rng, type, n_rows, n_cols);
+        if (random_bytes) RandomizeCodesAndScales(rng, m);
+        const MatrixView w = InterleaveRows(m.view, m.data.data());
+        for (int64_t n_tokens : {1, 2, 3, 4, 5, 8, 9, 17}) {
+          SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " random bytes "
+                                          << random_bytes << " cols=" << n_cols
+                                          << " tokens=" << n_tokens);
+          const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
+          std::vector<float> y(static_cast<size_t>(n_tokens * n_rows)), exact(y.size());
+          MatMul(w, x.data(), n_tokens, y.data(), &pool2);
+          ref::MatMul(m.rows_view, AsKernelSeesIt(type, x, n_tokens, n_cols).data(), n_tokens,
+                      exact.data());
+          EXPECT_LT(RelativeError(y.data(), exact.data(), y.size()), 2e-5);
+          for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool3}) {
+            std::vector<float> again(y.size());
+            MatMul(w, x.data(), n_tokens, again.data(), pool);
+            EXPECT_EQ(again, y);
+          }
+          for (int64_t t = 0; t < n_tokens; ++t) {
+            std::vector<float> single(n_rows);
+            MatVec(w, x.data() + t * n_cols, single.data(), &pool3);
+            EXPECT_EQ(0,
+                      std::memcmp(single.data(), y.data() + t * n_rows, n_rows * sizeof(float)))
+                << "token " << t;
+          }
+        }
       }
     }
   }
@@ -101,23 +147,28 @@ TEST_P(InterleavedRowsTest, MultipliesLikeItsRowsWithEachTokensBitsAlone) {
 // gives it alone, also where both kinds read one encoding of the same tokens (which then has
 // the tiles the plain rows take and the interleaved ones skip).
 TEST_P(InterleavedRowsTest, MatMulsMixInterleavedAndPlainJobs) {
-  if (!TableInterleavesQ4K()) GTEST_SKIP() << "this table reads Q4_K rows as they lie";
+  if (!TableInterleavesAny()) GTEST_SKIP() << "this table reads K-quant rows as they lie";
   std::mt19937 rng(7);
   ThreadPool pool(2);
   const int64_t n_cols = 512;
-  Q4KMatrix a = MakeQ4K(rng, 64, n_cols), b = MakeQ4K(rng, 32, n_cols);
-  const MatrixView wa = InterleaveRows(a.view, a.data.data());
   const std::vector<float> x = RandomFloats(rng, 9 * n_cols);
-  for (int64_t plain_tokens : {2, 9}) {
-    SCOPED_TRACE(testing::Message() << "plain job's tokens " << plain_tokens);
-    std::vector<float> ya(9 * 64), yb(plain_tokens * 32), want_a(ya.size()), want_b(yb.size());
-    const MatMulJob jobs[] = {{wa, x.data(), 9, ya.data()},
-                              {b.view, x.data(), plain_tokens, yb.data()}};
-    MatMuls(jobs, &pool);
-    MatMul(wa, x.data(), 9, want_a.data(), nullptr);
-    MatMul(b.view, x.data(), plain_tokens, want_b.data(), nullptr);
-    EXPECT_EQ(ya, want_a);
-    EXPECT_EQ(yb, want_b);
+  for (DType type : kInterleavable) {
+    if (!TableInterleaves(type)) continue;
+    QuantMatrix a = MakeMatrix(rng, type, 64, n_cols);
+    QuantMatrix b = MakeMatrix(rng, DType::kQ4_K, 32, n_cols);
+    const MatrixView wa = InterleaveRows(a.view, a.data.data());
+    for (int64_t plain_tokens : {2, 9}) {
+      SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " interleaved, plain job's tokens "
+                                      << plain_tokens);
+      std::vector<float> ya(9 * 64), yb(plain_tokens * 32), want_a(ya.size()), want_b(yb.size());
+      const MatMulJob jobs[] = {{wa, x.data(), 9, ya.data()},
+                                {b.view, x.data(), plain_tokens, yb.data()}};
+      MatMuls(jobs, &pool);
+      MatMul(wa, x.data(), 9, want_a.data(), nullptr);
+      MatMul(b.view, x.data(), plain_tokens, want_b.data(), nullptr);
+      EXPECT_EQ(ya, want_a);
+      EXPECT_EQ(yb, want_b);
+    }
   }
 }
 

@@ -154,6 +154,16 @@ struct WideQ8Path {
                float* y, int64_t y_stride) = nullptr;
 };
 
+// A weight dtype's layout of rows interleaved in groups of kInterleavedRows: interleave rewrites
+// one group (kInterleavedRows rows of n_cols, one after another) in place into it, and tile is
+// the TileDotFn of matrices so laid out (num_rows a multiple of kInterleavedRows, w_stride_bytes
+// a row's share of a group), which reads tensor::BlockQ8_K rows at act + t * act_stride_bytes for
+// any number of tokens, each token with the bits it has alone.
+struct InterleavedPath {
+  void (*interleave)(uint8_t* rows, int64_t n_cols) = nullptr;
+  TileDotFn tile = nullptr;
+};
+
 struct KernelTable {
   const char* name;
   TileDotFn f32, f16, bf16;
@@ -209,18 +219,13 @@ struct KernelTable {
   RowDecoder (*row_decoder)(tensor::DType type);
   // Null, or the wide path for a weight dtype (all null for dtypes it does not serve).
   WideQ8Path (*wide_q8)(tensor::DType type);
-  // Null, or this table's Q4_K path over rows interleaved in groups of kInterleavedRows:
-  // interleave_q4_k rewrites one group (kInterleavedRows rows of n_cols, one after another) in
-  // place into its layout, and q4_k_interleaved is the TileDotFn of matrices so laid out
-  // (num_rows a multiple of kInterleavedRows, w_stride_bytes a row's share of a group), which
-  // reads tensor::BlockQ8_K rows at act + t * act_stride_bytes for any number of tokens, each
-  // token with the bits it has alone.
-  void (*interleave_q4_k)(uint8_t* rows, int64_t n_cols);
-  TileDotFn q4_k_interleaved;
+  // Null, or this table's interleaved layout for a weight dtype (both members null for dtypes
+  // whose rows it reads as they lie).
+  InterleavedPath (*interleaved)(tensor::DType type);
 };
 
 inline constexpr int kFmaBurnChains = 10;
-// Rows per group of an interleaved weight layout (KernelTable::interleave_q4_k).
+// Rows per group of an interleaved weight layout (InterleavedPath).
 inline constexpr int kInterleavedRows = 16;
 // Values per block of KernelTable::block_maxima: a whole number of vectors on every table.
 inline constexpr int64_t kTopKBlock = 16;

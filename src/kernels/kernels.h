@@ -32,8 +32,8 @@ struct MatrixView {
   const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes; }
 };
 
-// Whether the active table multiplies w faster with its rows interleaved (Q4_K on AVX-512 VNNI,
-// rows in whole groups of 16, no padding between rows).
+// Whether the active table multiplies w faster with its rows interleaved (Q4_K, Q5_K and Q6_K on
+// AVX-512 VNNI, rows in whole groups of 16, no padding between rows).
 bool CanInterleaveRows(const MatrixView& w);
 // Rewrites w's bytes at `data` (w.data, which the caller may write and nothing else reads as
 // rows) into the active table's interleaved layout, in place, and returns the view that reads

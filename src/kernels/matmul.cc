@@ -55,11 +55,16 @@ internal::TileDotFn TileDotFor(const internal::KernelTable& table, tensor::DType
   return nullptr;
 }
 
+internal::InterleavedPath InterleavedPathFor(tensor::DType type) {
+  const internal::KernelTable& table = internal::Table();
+  return table.interleaved != nullptr ? table.interleaved(type) : internal::InterleavedPath{};
+}
+
 // Interleaved rows (InterleaveRows) are read by the table's own kernel, whose groups of rows
 // take BlockQ8_K rows for any number of tokens.
 void InterleavedRows(const MatrixView& w, const PreparedActivations& act, int64_t n_tokens,
                      float* y, int64_t r0, int64_t r1) {
-  const internal::TileDotFn tile = internal::Table().q4_k_interleaved;
+  const internal::TileDotFn tile = InterleavedPathFor(w.type).tile;
   DS_CHECK_MSG(tile != nullptr, "interleaved rows need the table that interleaved them");
   if (n_tokens == 1) {
     tile(w.row(r0), w.row_bytes, r1 - r0, w.n_cols, act.rows, act.act_stride, 1, y + r0);
@@ -192,8 +197,7 @@ void CheckShape(const MatrixView& w) {
 }  // namespace
 
 bool CanInterleaveRows(const MatrixView& w) {
-  return !w.interleaved && w.type == tensor::DType::kQ4_K &&
-         internal::Table().interleave_q4_k != nullptr &&
+  return !w.interleaved && InterleavedPathFor(w.type).interleave != nullptr &&
          w.n_rows % internal::kInterleavedRows == 0 &&
          w.row_bytes == tensor::RowBytes(w.type, w.n_cols);
 }
@@ -201,8 +205,9 @@ bool CanInterleaveRows(const MatrixView& w) {
 MatrixView InterleaveRows(const MatrixView& w, uint8_t* data) {
   DS_CHECK(CanInterleaveRows(w) && data == w.data);
   const int64_t group_bytes = internal::kInterleavedRows * w.row_bytes;
+  const auto interleave = InterleavedPathFor(w.type).interleave;
   for (int64_t g = 0; g < w.n_rows / internal::kInterleavedRows; ++g) {
-    internal::Table().interleave_q4_k(data + g * group_bytes, w.n_cols);
+    interleave(data + g * group_bytes, w.n_cols);
   }
   MatrixView out = w;
   out.interleaved = true;
