@@ -143,7 +143,8 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
   EXPECT_NE(r.output.find("| model | size | params | threads | test | t/s |"), std::string::npos)
       << r.output;
   for (const char* test : {"| pp16 |", "| tg4 |", "| pp16 @ d32 |", "| tg4 @ d32 |", "FMA peak: ",
-                           "decode floor ", "% of floor (", " GB/s) |", "% of FMA peak |",
+                           "decode floor ", "% of floor (", " GB/s) |", "% of FMA peak",
+                           "int8 dot peak: ", "% of int8 dot peak |",
                            "KV cache f32", "runs per test: 1 untimed, then 2 timed",
                            "CPU time taken by the host (steal) during the timed runs: "}) {
     EXPECT_NE(r.output.find(test), std::string::npos) << test << "\n" << r.output;

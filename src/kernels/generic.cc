@@ -356,7 +356,7 @@ int64_t IndicesAtLeastF32(const float* x, int64_t n, float threshold, int32_t* i
 // an add count as one multiply-add here, as they cost one where the build contracts them.
 float FmaBurn(int64_t rounds) {
   float lanes[kFmaBurnChains][8];
-  for (auto& chain : lanes) std::fill(chain, chain + 8, 1.0f);
+  for (int c = 0; c < kFmaBurnChains; ++c) std::fill(lanes[c], lanes[c] + 8, FmaBurnChainStart(c));
   for (int64_t i = 0; i < rounds; ++i) {
     for (auto& chain : lanes) {
       for (float& v : chain) v = v * 0.9999999f + 1e-7f;
@@ -405,6 +405,8 @@ const KernelTable& GenericTable() {
       IndicesAtLeastF32,
       FmaBurn,
       8,
+      nullptr,
+      0,
       nullptr,
       nullptr,
       nullptr,

@@ -201,10 +201,17 @@ struct KernelTable {
   // indices i < n with x[i] >= threshold, ascending, written to `indices` (their count returned).
   void (*block_maxima)(const float* x, int64_t n_blocks, float* maxima);
   int64_t (*indices_at_least)(const float* x, int64_t n, float threshold, int32_t* indices);
-  // `rounds` rounds of kFmaBurnChains independent multiply-adds of fma_lanes floats each; the
-  // result depends on all of them so that none can be dropped (MeasureFmaPeakGflops).
+  // `rounds` rounds of kFmaBurnChains independent multiply-adds of fma_lanes floats each, chain
+  // c's lanes from FmaBurnChainStart(c); the result, the sum of every lane, depends on all of
+  // them so that none can be dropped (MeasureFmaPeakGflops).
   float (*fma_burn)(int64_t rounds);
   int fma_lanes;
+  // Null (the portable table), or `rounds` rounds of the int8 dot-product step the table's
+  // quantised matrix kernels multiply with, in independent chains on codes of 1: dot_burn_macs
+  // multiply-adds a round, and the result, the sum of every lane, is rounds * dot_burn_macs
+  // (MeasureInt8DotPeakGops).
+  int64_t (*dot_burn)(int64_t rounds);
+  int dot_burn_macs;
   // Interleaves num_tokens (<= kMaxTileTokens) ActBlockQ8 rows of n_blocks blocks, the first at
   // rows and the next every row_stride bytes, into one tile of q8_tile_bytes(n_blocks) bytes in
   // this table's layout; both null in tables whose kernels read rows only.
@@ -225,6 +232,9 @@ struct KernelTable {
 };
 
 inline constexpr int kFmaBurnChains = 10;
+// The value every lane of fma_burn's chain `chain` starts from: distinct, so that no two chains
+// compute the same thing and none can be folded into another.
+inline constexpr float FmaBurnChainStart(int chain) { return 1.0f + 0.0625f * chain; }
 // Rows per group of an interleaved weight layout (InterleavedPath).
 inline constexpr int kInterleavedRows = 16;
 // Values per block of KernelTable::block_maxima: a whole number of vectors on every table.

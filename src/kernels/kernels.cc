@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/function_ref.h"
 #include "kernels/denormals.h"
 #include "kernels/dispatch.h"
 #include "kernels/parallel.h"
@@ -232,25 +233,43 @@ float Dot(const float* a, const float* b, int64_t n) { return internal::Table().
 
 void Axpy(float a, const float* x, int64_t n, float* y) { internal::Table().axpy(a, x, n, y); }
 
-double MeasureFmaPeakGflops(ThreadPool* pool) {
-  const internal::KernelTable& table = internal::Table();
+namespace {
+
+// The best of three passes of `burn` on every thread of the pool, each thread `rounds` rounds of
+// ops_per_round operations, in billions of operations a second.
+double MeasurePeak(ThreadPool* pool, FunctionRef<double(int64_t)> burn,
+                   double ops_per_round) {
   constexpr int64_t kRounds = 10'000'000;  // about 20 ms per thread on a current core
   constexpr int kPasses = 3;
   const int threads = pool != nullptr ? pool->num_threads() : 1;
-  std::atomic<float> sink{0.0f};
+  std::atomic<double> sink{0.0};
   double best = 0;
   for (int pass = 0; pass < kPasses; ++pass) {
     const auto start = std::chrono::steady_clock::now();
     internal::ParallelRanges(pool, threads, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) sink.store(sink.load() + table.fma_burn(kRounds));
+      for (int64_t i = begin; i < end; ++i) sink.store(sink.load() + burn(kRounds));
     });
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double flops =
-        2.0 * threads * kRounds * internal::kFmaBurnChains * static_cast<double>(table.fma_lanes);
-    best = std::max(best, flops / seconds / 1e9);
+    best = std::max(best, threads * kRounds * ops_per_round / seconds / 1e9);
   }
   return best;
+}
+
+}  // namespace
+
+double MeasureFmaPeakGflops(ThreadPool* pool) {
+  const internal::KernelTable& table = internal::Table();
+  return MeasurePeak(pool, table.fma_burn,
+                     2.0 * internal::kFmaBurnChains * static_cast<double>(table.fma_lanes));
+}
+
+double MeasureInt8DotPeakGops(ThreadPool* pool) {
+  const internal::KernelTable& table = internal::Table();
+  if (table.dot_burn == nullptr) return 0;
+  return MeasurePeak(
+      pool, [&](int64_t rounds) { return static_cast<double>(table.dot_burn(rounds)); },
+      2.0 * table.dot_burn_macs);
 }
 
 namespace internal {

@@ -131,5 +131,9 @@ void Axpy(float a, const float* x, int64_t n, float* y);
 // The float multiply-add throughput of the selected kernel table on the pool's threads, in
 // GFLOPS (a multiply-add counts two): the ceiling prefill figures are compared with.
 double MeasureFmaPeakGflops(ThreadPool* pool);
+// The int8 dot-product throughput of the selected table's quantised matrix kernels' widest step
+// (vpdpbusd, maddubs, SDOT) on the pool's threads, in GOPS (a multiply-add counts two), or 0 for
+// the portable table: the ceiling of prefill in quantised weights, whose activations are int8.
+double MeasureInt8DotPeakGops(ThreadPool* pool);
 
 }  // namespace ds::kernels

@@ -117,6 +117,35 @@ TEST_P(OpsTest, SoftmaxOfEqualValuesIsUniform) {
   for (float v : x) EXPECT_NEAR(v, 1.0f / 37, 1e-7);
 }
 
+// The burn behind the measured FMA peak runs kFmaBurnChains chains from distinct starts: its sum
+// is each chain's closed form, v after r rounds = 1 + (start - 1) * m^r, which chains folded
+// into one (as equal starts once were, by the compiler) would miss.
+TEST_P(OpsTest, FmaBurnRunsEveryChainFromItsOwnStart) {
+  const internal::KernelTable& table = internal::Table();
+  constexpr int64_t kRounds = 1000;
+  double want = 0;
+  for (int c = 0; c < internal::kFmaBurnChains; ++c) {
+    for (int other = 0; other < c; ++other) {
+      EXPECT_NE(internal::FmaBurnChainStart(c), internal::FmaBurnChainStart(other));
+    }
+    const double start = internal::FmaBurnChainStart(c);
+    want += table.fma_lanes * (1.0 + (start - 1.0) * std::pow(0.9999999, kRounds));
+  }
+  EXPECT_NEAR(table.fma_burn(kRounds), want, 1e-4 * want);
+}
+
+// The int8 burn behind the measured dot-product peak multiplies codes of 1 in every lane of every
+// chain: its sum counts the multiply-adds the peak is computed from.
+TEST_P(OpsTest, DotBurnCountsItsMultiplyAdds) {
+  const internal::KernelTable& table = internal::Table();
+  if (table.dot_burn == nullptr) {
+    EXPECT_EQ(MeasureInt8DotPeakGops(nullptr), 0.0);
+    return;
+  }
+  EXPECT_GE(table.dot_burn_macs, 16);
+  for (int64_t rounds : {1, 1000}) EXPECT_EQ(table.dot_burn(rounds), rounds * table.dot_burn_macs);
+}
+
 DS_INSTANTIATE_FOR_EACH_ISA(OpsTest);
 
 class TopKTest : public IsaTest {};
