@@ -1,5 +1,6 @@
 // MatVec throughput per weight dtype on a 4096 x 4096 matrix, reported as weight bytes streamed per
-// second (GB/s), MatMul (prefill) throughput on the bench model's shapes, reported as
+// second (GB/s), from the caches (MatVec4096: one matrix, which a last-level cache may hold) and
+// from memory (MatVecFromMemory: copies in turn, as a decode step streams its weights), MatMul (prefill) throughput on the bench model's shapes, reported as
 // multiply-adds per second (items/s), and one decode step of attention over a deep KV cache,
 // reported as KV bytes read per second, next to a bare read of the same rows (KvRead, the step's
 // memory floor). Not part of ctest. Flags beyond Google Benchmark's own:
@@ -57,17 +58,29 @@ MatrixView Laid(MatrixView w, std::vector<uint8_t>& data, bool interleaved) {
   return interleaved ? InterleaveRows(w, data.data()) : w;
 }
 
-void BM_MatVec(benchmark::State& state, tensor::DType type, bool interleaved) {
+// Copies of a matrix that iterations take in turn: at least 256 MiB in all from memory, so that
+// no cache holds the next one (the attention benchmarks' reasoning, below), else one.
+constexpr int64_t kFromMemoryBytes = int64_t{256} << 20;
+
+void BM_MatVec(benchmark::State& state, tensor::DType type, bool interleaved, bool from_memory) {
   std::vector<uint8_t> data = RandomMatrix(type, kRows, kCols);
   const int64_t row_bytes = tensor::RowBytes(type, kCols);
   const MatrixView w = Laid({data.data(), type, kRows, kCols, row_bytes}, data, interleaved);
+  const int64_t matrix_bytes = row_bytes * kRows;
+  const int64_t n_copies = from_memory ? (kFromMemoryBytes + matrix_bytes - 1) / matrix_bytes : 1;
+  std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> copies;
+  for (int64_t c = 0; c < n_copies; ++c) copies.emplace_back(data.begin(), data.end());
   std::vector<float> x = RandomActivations(kCols), y(kRows);
   ThreadPool pool(g_threads);
+  int64_t copy = 0;
   for (auto _ : state) {
-    MatVec(w, x.data(), y.data(), &pool);
+    MatrixView view = w;
+    view.data = copies[copy].data();
+    copy = (copy + 1) % n_copies;
+    MatVec(view, x.data(), y.data(), &pool);
     benchmark::DoNotOptimize(y.data());
   }
-  state.SetBytesProcessed(state.iterations() * row_bytes * kRows);
+  state.SetBytesProcessed(state.iterations() * matrix_bytes);
   state.SetLabel(Label());
 }
 
@@ -202,7 +215,17 @@ void RegisterAll() {
     for (bool interleaved : Layouts(type)) {
       const std::string name =
           "MatVec4096/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
-      benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type, interleaved)
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type, interleaved, false)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+  }
+  for (DType type : {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_K, DType::kQ5_K,
+                     DType::kQ6_K}) {
+    for (bool interleaved : Layouts(type)) {
+      const std::string name =
+          "MatVecFromMemory/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
+      benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type, interleaved, true)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }
