@@ -158,8 +158,8 @@ TEST_P(InterleavedRowsTest, MatMulsMixInterleavedAndPlainJobs) {
     QuantMatrix b = MakeMatrix(rng, DType::kQ4_K, 32, n_cols);
     const MatrixView wa = InterleaveRows(a.view, a.data.data());
     for (int64_t plain_tokens : {2, 9}) {
-      SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " interleaved, plain job's tokens "
-                                      << plain_tokens);
+      SCOPED_TRACE(testing::Message() << tensor::DTypeName(type)
+                                      << " interleaved, plain job's tokens " << plain_tokens);
       std::vector<float> ya(9 * 64), yb(plain_tokens * 32), want_a(ya.size()), want_b(yb.size());
       const MatMulJob jobs[] = {{wa, x.data(), 9, ya.data()},
                                 {b.view, x.data(), plain_tokens, yb.data()}};

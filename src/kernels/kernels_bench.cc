@@ -1,7 +1,8 @@
 // MatVec throughput per weight dtype on a 4096 x 4096 matrix, reported as weight bytes streamed per
 // second (GB/s), from the caches (MatVec4096: one matrix, which a last-level cache may hold) and
-// from memory (MatVecFromMemory: copies in turn, as a decode step streams its weights), MatMul (prefill) throughput on the bench model's shapes, reported as
-// multiply-adds per second (items/s), and one decode step of attention over a deep KV cache,
+// from memory (MatVecFromMemory: copies in turn, as a decode step streams its weights), MatMul
+// (prefill) throughput on the bench model's shapes, reported as multiply-adds per second
+// (items/s), and one decode step of attention over a deep KV cache,
 // reported as KV bytes read per second, next to a bare read of the same rows (KvRead, the step's
 // memory floor). Not part of ctest. Flags beyond Google Benchmark's own:
 // the environment variable DS_KERNELS_ISA picks the path; --threads=N (default 2) sizes the pool.
