@@ -1,6 +1,7 @@
 // MatVec throughput per weight dtype on a 4096 x 4096 matrix, reported as weight bytes streamed per
 // second (GB/s), from the caches (MatVec4096: one matrix, which a last-level cache may hold) and
-// from memory (MatVecFromMemory: copies in turn, as a decode step streams its weights), MatMul
+// from memory (MatVecFromMemory: copies in turn, as a decode step streams its weights;
+// ExpertsFromMemory: a MoE step's short expert matrices at scattered addresses), MatMul
 // (prefill) throughput on the bench model's shapes, reported as multiply-adds per second
 // (items/s), and one decode step of attention over a deep KV cache,
 // reported as KV bytes read per second, next to a bare read of the same rows (KvRead, the step's
@@ -10,9 +11,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -98,6 +101,45 @@ void BM_MatMul(benchmark::State& state, tensor::DType type, bool interleaved) {
     benchmark::DoNotOptimize(y.data());
   }
   state.SetItemsProcessed(state.iterations() * n_rows * n_cols * n_tokens);
+  state.SetLabel(Label());
+}
+
+// A MoE decode step's routed experts for one token, as one MatMuls call: the gate and up
+// matrices (256 x 1024 each, the bench model's) of four experts, taken in a shuffled order from
+// a pool of copies spanning kFromMemoryBytes, so that each is read from memory at a scattered
+// address, as a step's chosen experts are. Short matrices in one call, where MatVecFromMemory
+// reads one long one.
+void BM_ExpertsFromMemory(benchmark::State& state, tensor::DType type, bool interleaved) {
+  constexpr int64_t kExpertRows = 256, kExpertCols = 1024, kChosen = 4;
+  std::vector<uint8_t> data = RandomMatrix(type, kExpertRows, kExpertCols);
+  const int64_t row_bytes = tensor::RowBytes(type, kExpertCols);
+  const MatrixView w =
+      Laid({data.data(), type, kExpertRows, kExpertCols, row_bytes}, data, interleaved);
+  const int64_t matrix_bytes = row_bytes * kExpertRows;
+  const int64_t n_matrices = kFromMemoryBytes / matrix_bytes;
+  std::vector<uint8_t, LargeBufferAllocator<uint8_t>> pool_bytes(
+      static_cast<size_t>(n_matrices * matrix_bytes));
+  for (int64_t m = 0; m < n_matrices; ++m) {
+    std::memcpy(pool_bytes.data() + m * matrix_bytes, data.data(), data.size());
+  }
+  std::vector<float> x = RandomActivations(kExpertCols), y(2 * kChosen * kExpertRows);
+  ThreadPool pool(g_threads);
+  std::vector<int64_t> order(static_cast<size_t>(n_matrices));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(11));
+  size_t next = 0;
+  std::vector<MatMulJob> jobs(2 * kChosen);
+  for (auto _ : state) {
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      MatrixView view = w;
+      view.data = pool_bytes.data() + order[next] * matrix_bytes;
+      next = (next + 1) % order.size();
+      jobs[j] = {view, x.data(), 1, y.data() + j * kExpertRows};
+    }
+    MatMuls(jobs, &pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(jobs.size()) * matrix_bytes);
   state.SetLabel(Label());
 }
 
@@ -227,6 +269,15 @@ void RegisterAll() {
       const std::string name =
           "MatVecFromMemory/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
       benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type, interleaved, true)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+  }
+  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    for (bool interleaved : Layouts(type)) {
+      const std::string name =
+          "ExpertsFromMemory/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
+      benchmark::RegisterBenchmark(name.c_str(), BM_ExpertsFromMemory, type, interleaved)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }
