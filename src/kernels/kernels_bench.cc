@@ -66,25 +66,41 @@ MatrixView Laid(MatrixView w, std::vector<uint8_t>& data, bool interleaved) {
 // no cache holds the next one (the attention benchmarks' reasoning, below), else one.
 constexpr int64_t kFromMemoryBytes = int64_t{256} << 20;
 
+// Copies of a matrix's bytes back to back, enough to span at least min_bytes (at least one).
+struct MatrixCopies {
+  std::vector<uint8_t, LargeBufferAllocator<uint8_t>> bytes;
+  int64_t count = 0;
+  int64_t matrix_bytes = 0;
+  const uint8_t* Copy(int64_t i) const { return bytes.data() + i * matrix_bytes; }
+};
+
+MatrixCopies CopiesSpanning(const std::vector<uint8_t>& matrix, int64_t min_bytes) {
+  MatrixCopies copies;
+  copies.matrix_bytes = static_cast<int64_t>(matrix.size());
+  copies.count = std::max<int64_t>(1, (min_bytes + copies.matrix_bytes - 1) / copies.matrix_bytes);
+  copies.bytes.resize(static_cast<size_t>(copies.count * copies.matrix_bytes));
+  for (int64_t c = 0; c < copies.count; ++c) {
+    std::copy(matrix.begin(), matrix.end(), copies.bytes.begin() + c * copies.matrix_bytes);
+  }
+  return copies;
+}
+
 void BM_MatVec(benchmark::State& state, tensor::DType type, bool interleaved, bool from_memory) {
   std::vector<uint8_t> data = RandomMatrix(type, kRows, kCols);
   const int64_t row_bytes = tensor::RowBytes(type, kCols);
   const MatrixView w = Laid({data.data(), type, kRows, kCols, row_bytes}, data, interleaved);
-  const int64_t matrix_bytes = row_bytes * kRows;
-  const int64_t n_copies = from_memory ? (kFromMemoryBytes + matrix_bytes - 1) / matrix_bytes : 1;
-  std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> copies;
-  for (int64_t c = 0; c < n_copies; ++c) copies.emplace_back(data.begin(), data.end());
+  const MatrixCopies copies = CopiesSpanning(data, from_memory ? kFromMemoryBytes : 0);
   std::vector<float> x = RandomActivations(kCols), y(kRows);
   ThreadPool pool(g_threads);
   int64_t copy = 0;
   for (auto _ : state) {
     MatrixView view = w;
-    view.data = copies[copy].data();
-    copy = (copy + 1) % n_copies;
+    view.data = copies.Copy(copy);
+    copy = (copy + 1) % copies.count;
     MatVec(view, x.data(), y.data(), &pool);
     benchmark::DoNotOptimize(y.data());
   }
-  state.SetBytesProcessed(state.iterations() * matrix_bytes);
+  state.SetBytesProcessed(state.iterations() * copies.matrix_bytes);
   state.SetLabel(Label());
 }
 
@@ -106,7 +122,7 @@ void BM_MatMul(benchmark::State& state, tensor::DType type, bool interleaved) {
 
 // A MoE decode step's routed experts for one token, as one MatMuls call: the gate and up
 // matrices (256 x 1024 each, the bench model's) of four experts, taken in a shuffled order from
-// a pool of copies spanning kFromMemoryBytes, so that each is read from memory at a scattered
+// copies spanning kFromMemoryBytes, so that each is read from memory at a scattered
 // address, as a step's chosen experts are. Short matrices in one call, where MatVecFromMemory
 // reads one long one.
 void BM_ExpertsFromMemory(benchmark::State& state, tensor::DType type, bool interleaved) {
@@ -115,16 +131,10 @@ void BM_ExpertsFromMemory(benchmark::State& state, tensor::DType type, bool inte
   const int64_t row_bytes = tensor::RowBytes(type, kExpertCols);
   const MatrixView w =
       Laid({data.data(), type, kExpertRows, kExpertCols, row_bytes}, data, interleaved);
-  const int64_t matrix_bytes = row_bytes * kExpertRows;
-  const int64_t n_matrices = kFromMemoryBytes / matrix_bytes;
-  std::vector<uint8_t, LargeBufferAllocator<uint8_t>> pool_bytes(
-      static_cast<size_t>(n_matrices * matrix_bytes));
-  for (int64_t m = 0; m < n_matrices; ++m) {
-    std::memcpy(pool_bytes.data() + m * matrix_bytes, data.data(), data.size());
-  }
+  const MatrixCopies copies = CopiesSpanning(data, kFromMemoryBytes);
   std::vector<float> x = RandomActivations(kExpertCols), y(2 * kChosen * kExpertRows);
   ThreadPool pool(g_threads);
-  std::vector<int64_t> order(static_cast<size_t>(n_matrices));
+  std::vector<int64_t> order(static_cast<size_t>(copies.count));
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), std::mt19937(11));
   size_t next = 0;
@@ -132,14 +142,15 @@ void BM_ExpertsFromMemory(benchmark::State& state, tensor::DType type, bool inte
   for (auto _ : state) {
     for (size_t j = 0; j < jobs.size(); ++j) {
       MatrixView view = w;
-      view.data = pool_bytes.data() + order[next] * matrix_bytes;
+      view.data = copies.Copy(order[next]);
       next = (next + 1) % order.size();
       jobs[j] = {view, x.data(), 1, y.data() + j * kExpertRows};
     }
     MatMuls(jobs, &pool);
     benchmark::DoNotOptimize(y.data());
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(jobs.size()) * matrix_bytes);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(jobs.size()) *
+                          copies.matrix_bytes);
   state.SetLabel(Label());
 }
 
@@ -250,56 +261,57 @@ std::vector<bool> Layouts(tensor::DType type) {
 
 std::string LayoutSuffix(bool interleaved) { return interleaved ? "/interleaved" : ""; }
 
+// Calls add(name, type, interleaved) for each type in each of its layouts, named
+// family/<dtype>[/interleaved]; add registers the benchmark and returns it.
+template <class Add>
+void RegisterLayouts(const char* family, std::initializer_list<tensor::DType> types, Add add) {
+  for (tensor::DType type : types) {
+    for (bool interleaved : Layouts(type)) {
+      const std::string name = std::string(family) + "/" + std::string(tensor::DTypeName(type)) +
+                               LayoutSuffix(interleaved);
+      add(name.c_str(), type, interleaved)->UseRealTime();
+    }
+  }
+}
+
 void RegisterAll() {
   using tensor::DType;
-  for (DType type : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0,
-                     DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ2_K, DType::kQ3_K,
-                     DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    for (bool interleaved : Layouts(type)) {
-      const std::string name =
-          "MatVec4096/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
-      benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type, interleaved, false)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
-    }
-  }
-  for (DType type : {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_K, DType::kQ5_K,
-                     DType::kQ6_K}) {
-    for (bool interleaved : Layouts(type)) {
-      const std::string name =
-          "MatVecFromMemory/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
-      benchmark::RegisterBenchmark(name.c_str(), BM_MatVec, type, interleaved, true)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
-    }
-  }
-  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    for (bool interleaved : Layouts(type)) {
-      const std::string name =
-          "ExpertsFromMemory/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
-      benchmark::RegisterBenchmark(name.c_str(), BM_ExpertsFromMemory, type, interleaved)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
-    }
-  }
+  RegisterLayouts("MatVec4096",
+                  {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1,
+                   DType::kQ5_0, DType::kQ5_1, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K,
+                   DType::kQ5_K, DType::kQ6_K},
+                  [](const char* name, DType type, bool interleaved) {
+                    return benchmark::RegisterBenchmark(name, BM_MatVec, type, interleaved, false)
+                        ->Unit(benchmark::kMicrosecond);
+                  });
+  RegisterLayouts("MatVecFromMemory",
+                  {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_K, DType::kQ5_K,
+                   DType::kQ6_K},
+                  [](const char* name, DType type, bool interleaved) {
+                    return benchmark::RegisterBenchmark(name, BM_MatVec, type, interleaved, true)
+                        ->Unit(benchmark::kMicrosecond);
+                  });
+  RegisterLayouts("ExpertsFromMemory", {DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K},
+                  [](const char* name, DType type, bool interleaved) {
+                    return benchmark::RegisterBenchmark(name, BM_ExpertsFromMemory, type,
+                                                        interleaved)
+                        ->Unit(benchmark::kMicrosecond);
+                  });
   // The bench model's projections (1024 -> 2048, 1024 -> 256) and an expert's down projection
   // (256 -> 1024) over a 512-token prefill chunk and a 64-token expert group, and an expert's
   // matrices for one token (decode, from cache).
-  for (DType type : {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
-                     DType::kQ5_K, DType::kQ6_K}) {
-    for (bool interleaved : Layouts(type)) {
-      const std::string name =
-          "MatMul/" + std::string(tensor::DTypeName(type)) + LayoutSuffix(interleaved);
-      benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, type, interleaved)
-          ->Args({2048, 1024, 512})
-          ->Args({256, 1024, 64})
-          ->Args({1024, 256, 64})
-          ->Args({256, 1024, 1})
-          ->Args({1024, 256, 1})
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
-    }
-  }
+  RegisterLayouts("MatMul",
+                  {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
+                   DType::kQ5_K, DType::kQ6_K},
+                  [](const char* name, DType type, bool interleaved) {
+                    return benchmark::RegisterBenchmark(name, BM_MatMul, type, interleaved)
+                        ->Args({2048, 1024, 512})
+                        ->Args({256, 1024, 64})
+                        ->Args({1024, 256, 64})
+                        ->Args({256, 1024, 1})
+                        ->Args({1024, 256, 1})
+                        ->Unit(benchmark::kMillisecond);
+                  });
   for (DType kv_dtype : {DType::kF32, DType::kQ8_0}) {
     const std::string dtype(tensor::DTypeName(kv_dtype));
     benchmark::RegisterBenchmark(("AttentionDecode/" + dtype).c_str(), BM_Attention, kv_dtype, 1)
