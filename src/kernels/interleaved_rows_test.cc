@@ -55,14 +55,18 @@ bool TableInterleavesAny() {
   return std::any_of(std::begin(kInterleavable), std::end(kInterleavable), TableInterleaves);
 }
 
-// The same bytes with every code and scale drawn at random (the quantiser never writes some
-// of them, such as a Q6_K scale of -128 or all-ones high bits) and the float factors kept
-// finite, so the kernels' integer sums meet their extremes.
-void RandomizeCodesAndScales(std::mt19937& rng, QuantMatrix& m) {
+// How a test's matrix bytes are made: by the quantiser; every code and scale byte drawn at random
+// (the quantiser never writes some of them, such as a Q6_K scale of -128 or all-ones high bits);
+// or every one all ones (the largest codes, scales and mins), which with activations of one sign
+// all of one value (every int8 code at -127 or 127) puts the kernels' integer sums at their
+// largest. The float factors stay finite.
+enum class CodeBytes { kQuantised, kRandom, kAllOnes };
+
+void RewriteCodesAndScales(std::mt19937& rng, CodeBytes how, QuantMatrix& m) {
   const int64_t block_bytes = tensor::Traits(m.view.type).block_bytes;
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> factor(1e-3f, 1e-2f);
-  for (uint8_t& b : m.data) b = static_cast<uint8_t>(byte(rng));
+  for (uint8_t& b : m.data) b = how == CodeBytes::kAllOnes ? 0xff : static_cast<uint8_t>(byte(rng));
   // The f16 factors: d and dmin first in Q4_K and Q5_K, d last in Q6_K.
   const std::vector<int64_t> factor_offsets =
       m.view.type == DType::kQ6_K ? std::vector<int64_t>{block_bytes - 2}
@@ -109,17 +113,22 @@ TEST_P(InterleavedRowsTest, MultipliesLikeItsRowsWithEachTokensBitsAlone) {
   ThreadPool pool2(2), pool3(3);
   for (DType type : kInterleavable) {
     if (!TableInterleaves(type)) continue;
-    for (bool random_bytes : {false, true}) {
+    for (CodeBytes how : {CodeBytes::kQuantised, CodeBytes::kRandom, CodeBytes::kAllOnes}) {
       for (int64_t n_cols : {256, 512, 1280}) {
         const int64_t n_rows = 48;
         QuantMatrix m = MakeMatrix(rng, type, n_rows, n_cols);
-        if (random_bytes) RandomizeCodesAndScales(rng, m);
+        if (how != CodeBytes::kQuantised) RewriteCodesAndScales(rng, how, m);
         const MatrixView w = InterleaveRows(m.view, m.data.data());
         for (int64_t n_tokens : {1, 2, 3, 4, 5, 8, 9, 17}) {
-          SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " random bytes "
-                                          << random_bytes << " cols=" << n_cols
+          SCOPED_TRACE(testing::Message() << tensor::DTypeName(type) << " code bytes "
+                                          << static_cast<int>(how) << " cols=" << n_cols
                                           << " tokens=" << n_tokens);
-          const std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
+          std::vector<float> x = RandomFloats(rng, n_tokens * n_cols);
+          if (how == CodeBytes::kAllOnes) {
+            for (int64_t t = 0; t < n_tokens; ++t) {
+              std::fill_n(x.begin() + t * n_cols, n_cols, t % 2 == 0 ? 1.0f : -1.0f);
+            }
+          }
           std::vector<float> y(static_cast<size_t>(n_tokens * n_rows)), exact(y.size());
           MatMul(w, x.data(), n_tokens, y.data(), &pool2);
           ref::MatMul(m.rows_view, AsKernelSeesIt(type, x, n_tokens, n_cols).data(), n_tokens,

@@ -309,7 +309,7 @@ void RegisterAll() {
                         ->Args({256, 1024, 64})
                         ->Args({1024, 256, 64})
                         ->Args({256, 1024, 1})
-                        ->Args({1024, 256, 1})
+                        ->Args({1024, 256, 1})->Args({1024, 1024, 1})
                         ->Unit(benchmark::kMillisecond);
                   });
   for (DType kv_dtype : {DType::kF32, DType::kQ8_0}) {
