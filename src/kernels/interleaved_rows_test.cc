@@ -57,9 +57,9 @@ bool TableInterleavesAny() {
 
 // How a test's matrix bytes are made: by the quantiser; every code and scale byte drawn at random
 // (the quantiser never writes some of them, such as a Q6_K scale of -128 or all-ones high bits);
-// or every one all ones (the largest codes, scales and mins), which with activations of one sign
-// all of one value (every int8 code at -127 or 127) puts the kernels' integer sums at their
-// largest. The float factors stay finite.
+// or every one all ones, which for Q4_K and Q5_K are the largest codes, scales and mins and with
+// activations of one sign all of one value (every int8 code at -127 or 127) put those kernels'
+// integer sums at their largest (a Q6_K scale of all ones is -1). The float factors stay finite.
 enum class CodeBytes { kQuantised, kRandom, kAllOnes };
 
 void RewriteCodesAndScales(std::mt19937& rng, CodeBytes how, QuantMatrix& m) {
