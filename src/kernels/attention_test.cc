@@ -2,12 +2,12 @@
 // (ref::Attention), with GQA. Tolerance: 1e-5 of the output's norm (ToleranceOver).
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 #include <random>
 #include <vector>
 
-#include "kernels/act_quant.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref.h"
@@ -65,25 +65,25 @@ StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
 }
 
 // The case's queries as the current table's attention reads them over kv_dtype rows: a table
-// that scores tiled K caches in int8 meets each query as the sum of its int8 encoding and that of
-// what the encoding leaves over.
+// that scores tiled K caches in int8 meets each query (a head's row) as its int8 codes against
+// the row's largest magnitude (step d = amax / 127) plus those of what they leave over at step
+// d / 256, both rounded to nearest and held within +-127.
 std::vector<float> QueriesAsRead(const AttentionCase& c, tensor::DType kv_dtype) {
   const int64_t hd = c.args.head_dim;
   const tensor::KeyShape shape{kv_dtype, c.args.n_kv_heads, hd, c.args.k_tiles_wanted};
   if (!shape.tiled() || !internal::Table().attend_rounds_q8_queries) return c.q;
-  constexpr internal::ActFormat kQ8 = internal::ActFormat::kQ8Blocks;
-  std::vector<float> rounded(c.q.size()), rest(hd), part(hd);
-  std::vector<uint8_t> encoded(static_cast<size_t>(internal::ActRowBytes(kQ8, hd)));
+  const auto code = [](float x) { return std::clamp(std::nearbyint(x), -127.0f, 127.0f); };
+  std::vector<float> rounded(c.q.size());
   for (size_t r = 0; r < c.q.size() / static_cast<size_t>(hd); ++r) {
-    std::copy_n(c.q.data() + r * hd, hd, rest.data());
-    std::fill_n(rounded.data() + r * hd, hd, 0.0f);
-    for (int times = 0; times < 2; ++times) {
-      internal::QuantizeActRow(kQ8, rest.data(), hd, encoded.data());
-      internal::DequantizeActRow(kQ8, encoded.data(), hd, part.data());
-      for (int64_t i = 0; i < hd; ++i) {
-        rest[i] -= part[i];
-        rounded[r * hd + i] += part[i];
-      }
+    const float* row = c.q.data() + r * hd;
+    float amax = 0.0f;
+    for (int64_t i = 0; i < hd; ++i) amax = std::max(amax, std::fabs(row[i]));
+    const float d = amax / 127.0f;
+    const float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (int64_t i = 0; i < hd; ++i) {
+      const float first = code(row[i] * inverse);
+      const float second = code(std::fma(-d, first, row[i]) * (inverse * 256.0f));
+      rounded[r * hd + i] = (256.0f * first + second) * (d / 256.0f);
     }
   }
   return rounded;
