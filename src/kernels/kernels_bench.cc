@@ -162,7 +162,7 @@ constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128;
 // six attention layers and at least 256 MiB in all, so that a deep cache is read from memory as
 // in a decode step (where the weights pass through the caches between attention layers) and not
 // from a last-level cache that six layers' rows could fit in (105 MiB of L3 on one machine of
-// ours).
+// ours); or, with CacheSpread::kOneLayer, one layer alone.
 struct LayerCaches {
   // In buffers like a sequence's (see base/large_buffer.h).
   std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> caches;
@@ -170,9 +170,15 @@ struct LayerCaches {
   int64_t layer_bytes;  // of K (or V) of one layer, V's rows rounded up as K's tiles
 };
 
-LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos) {
-  constexpr int64_t kMinLayers = 6;
-  constexpr int64_t kMinCacheBytes = int64_t{256} << 20;
+// Where: one layer alone, read again and again, so that a shallow cache stays in L2 (what a
+// step's instructions cost, with no wait for memory).
+enum class CacheSpread { kFromMemory, kOneLayer };
+
+LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos,
+                            CacheSpread spread = CacheSpread::kFromMemory) {
+  const bool one_layer = spread == CacheSpread::kOneLayer;
+  const int64_t min_layers = one_layer ? 1 : 6;
+  const int64_t min_cache_bytes = one_layer ? 0 : int64_t{256} << 20;
   const int64_t row_floats = kKvHeads * kHeadDim;
   const tensor::KeyShape key_shape{kv_dtype, kKvHeads, kHeadDim, PrefersTiledKeys()};
   const std::vector<float> rows = RandomActivations(n_pos * row_floats);
@@ -182,7 +188,7 @@ LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos) {
   StoreKeyRows(rows.data(), 0, n_pos, key_shape, keys.data());
   StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, values.data());
   const int64_t n_layers =
-      std::max(kMinLayers, kMinCacheBytes / std::max<int64_t>(1, 2 * layer_bytes));
+      std::max(min_layers, min_cache_bytes / std::max<int64_t>(1, 2 * layer_bytes));
   LayerCaches out{{}, n_layers, layer_bytes};
   for (int64_t l = 0; l < n_layers; ++l) {
     out.caches.emplace_back(keys.begin(), keys.end());
@@ -193,9 +199,10 @@ LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos) {
 
 // One attention layer of the bench model for n_tokens new tokens (1: a decode step; more: a chunk
 // of a prompt) after state.range(0) cached positions, over a cache of kv_dtype rows.
-void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tokens) {
+void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tokens,
+                  CacheSpread spread) {
   const int64_t depth = state.range(0);
-  const LayerCaches kv = MakeLayerCaches(kv_dtype, depth + n_tokens);
+  const LayerCaches kv = MakeLayerCaches(kv_dtype, depth + n_tokens, spread);
   const std::vector<float> q = RandomActivations(n_tokens * kHeads * kHeadDim);
   std::vector<float> out(n_tokens * kHeads * kHeadDim);
   AttentionArgs args;
@@ -316,9 +323,16 @@ void RegisterAll() {
                   });
   for (DType kv_dtype : {DType::kF32, DType::kQ8_0}) {
     const std::string dtype(tensor::DTypeName(kv_dtype));
-    benchmark::RegisterBenchmark(("AttentionDecode/" + dtype).c_str(), BM_Attention, kv_dtype, 1)
+    benchmark::RegisterBenchmark(("AttentionDecode/" + dtype).c_str(), BM_Attention, kv_dtype, 1,
+                                 CacheSpread::kFromMemory)
         ->Arg(4096)
         ->Arg(32768)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    // The same step with one layer's K and V in L2: its instructions alone.
+    benchmark::RegisterBenchmark(("AttentionDecodeInL2/" + dtype).c_str(), BM_Attention, kv_dtype,
+                                 1, CacheSpread::kOneLayer)
+        ->Arg(1024)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("KvRead/" + dtype).c_str(), BM_KvRead, kv_dtype)
@@ -327,7 +341,7 @@ void RegisterAll() {
         ->UseRealTime();
     // 64 prompt tokens at a depth: the tiles of a prefill chunk.
     benchmark::RegisterBenchmark(("AttentionPrefill64/" + dtype).c_str(), BM_Attention, kv_dtype,
-                                 64)
+                                 64, CacheSpread::kFromMemory)
         ->Arg(4096)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
