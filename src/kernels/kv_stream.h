@@ -34,19 +34,21 @@ class KvStream {
     runs_[1] = Merged(v);
     run_ = 0;
     index_ = -1;
-    credit_ = 0.0f;
+    credit_ = 0;
     const auto lines = static_cast<float>(LinesOf(runs_[0]) + LinesOf(runs_[1]));
-    lines_per_unit_ = work > 0.0f ? lines / work : 0.0f;
-    if (!NextRun()) lines_per_unit_ = 0.0f;
+    credit_per_unit_ = work > 0.0f ? lines / work * static_cast<float>(kLineCredit) : 0.0f;
+    if (!NextRun()) credit_per_unit_ = 0.0f;
   }
 
-  // `units` of the block's work are done: asks for the lines that fall due.
+  // `units` of the block's work are done: asks for the lines that fall due. The credit is kept
+  // in integers: a float credit took a subtraction and a comparison in the vector unit for every
+  // line, beside the attention kernels that keep that unit busy.
   void Advance(float units) {
-    credit_ += units * lines_per_unit_;
-    for (; credit_ >= 1.0f; credit_ -= 1.0f) {
+    credit_ += static_cast<int64_t>(units * credit_per_unit_);
+    for (; credit_ >= kLineCredit; credit_ -= kLineCredit) {
       if (line_ > end_line_ && !NextRun()) {
-        credit_ = 0.0f;
-        lines_per_unit_ = 0.0f;
+        credit_ = 0;
+        credit_per_unit_ = 0.0f;
         return;
       }
       ask_for_line_(reinterpret_cast<const void*>(line_));
@@ -92,8 +94,10 @@ class KvStream {
   int run_ = 2;
   int64_t index_ = -1;
   uintptr_t line_ = 0, end_line_ = 0;  // the next line to ask for, the run's last
-  float credit_ = 0.0f;                // lines due and not yet asked for
-  float lines_per_unit_ = 0.0f;
+  // Lines due and not yet asked for, in 1/kLineCredit of a line.
+  static constexpr int64_t kLineCredit = int64_t{1} << 16;
+  int64_t credit_ = 0;
+  float credit_per_unit_ = 0.0f;
 };
 
 }  // namespace ds::kernels::internal
