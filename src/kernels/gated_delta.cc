@@ -195,6 +195,18 @@ void RecurrentHead(const GatedDeltaArgs& a, int64_t h) {
   RecurrentHeadNarrow(a, h);
 }
 
+// Asks for every cache line of [p, p + bytes), to be written.
+void PrefetchForWrite(const void* p, int64_t bytes) {
+  const char* first = static_cast<const char*>(p);
+  for (int64_t offset = 0; offset < bytes; offset += 64) {
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(first[offset]));
+#elif defined(__aarch64__)
+    asm volatile("prfm pstl2keep, [%0]" : : "r"(first + offset));
+#endif
+  }
+}
+
 }  // namespace
 
 void CausalConv1dSilu(const float* x, int64_t n_tokens, int64_t channels, const float* w,
@@ -224,10 +236,17 @@ void GatedDeltaRecurrent(const GatedDeltaArgs& args, ThreadPool* pool) {
   const int64_t threads = std::min<int64_t>(pool != nullptr ? pool->num_threads() : 1,
                                             args.num_v_heads);
   const auto heads_of_thread = [&](int thread) {
-    for (int64_t h = args.num_v_heads * thread / threads;
-         h < args.num_v_heads * (thread + 1) / threads; ++h) {
-      RecurrentHead(args, h);
-    }
+    const int64_t h0 = args.num_v_heads * thread / threads;
+    const int64_t h1 = args.num_v_heads * (thread + 1) / threads;
+    const int64_t head_floats = args.head_dim_k * args.head_dim_v;
+    // A decode step's weights have pushed the heads' state out of every cache since this layer
+    // last ran; asked for at once, its lines arrive together instead of as the recurrence reaches
+    // them. Bench model Q8_0 decode, passes alternating within one process: 19.2-21.7 -> 14.9-15.9
+    // us a layer. Asking two heads ahead instead: 16.9-17.3; for the next layer's state during
+    // this one: 21.8 (gone from the caches again by then).
+    PrefetchForWrite(args.state + h0 * head_floats,
+                     (h1 - h0) * head_floats * static_cast<int64_t>(sizeof(float)));
+    for (int64_t h = h0; h < h1; ++h) RecurrentHead(args, h);
   };
   if (pool == nullptr) return heads_of_thread(0);
   pool->OnEveryThread([&](int thread) {
