@@ -62,6 +62,22 @@ TEST_P(KvQuantModelTest, SnapshotRestoreContinuesBitForBit) {
   EXPECT_EQ(restored.Snapshot(), original.Snapshot());
 }
 
+// As the cache tiers rebuild a sequence: its KV rows appended, then its recurrent state.
+TEST_P(KvQuantModelTest, KvRowsAppendedPlusRecurrentSnapshotContinueBitForBit) {
+  const std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 9);
+  SequenceState original = NewState();
+  Prefill(model(), &original, ids, 0, 90, 90, &pool_);
+  std::vector<uint8_t> rows(original.KvRowsBytes(90));
+  original.CopyKvRows(0, 90, rows.data());
+  SequenceState rebuilt = NewState();
+  ASSERT_TRUE(rebuilt.AppendKvRows(rows, 90, 90).ok());
+  ASSERT_TRUE(rebuilt.Restore(original.Snapshot(SequenceState::Parts::kRecurrentOnly)).ok());
+  const std::vector<float> expected =
+      Prefill(model(), &original, ids, 90, kPromptTokens, 7, &pool_);
+  const std::vector<float> got = Prefill(model(), &rebuilt, ids, 90, kPromptTokens, 7, &pool_);
+  EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)));
+}
+
 TEST_P(KvQuantModelTest, TruncatedKvPlusRecurrentSnapshotResumesLikeAColdPrefill) {
   const std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 9);
   const int64_t p = 70;

@@ -14,6 +14,7 @@
 #include "kernels/test_util.h"
 #include "tensor/dtype.h"
 #include "tensor/quant.h"
+#include "tensor/value_scales.h"
 
 namespace ds::kernels {
 namespace {
@@ -46,7 +47,14 @@ AttentionCase MakeCase(std::mt19937& rng, int64_t n_tokens, int64_t first_pos, i
 // the K rows as they went in.
 struct StoredKv {
   std::vector<uint8_t> k, v, k_rows;
+  std::vector<uint16_t> v_scales;  // Q8_0 V's (tensor/value_scales.h)
   int64_t row_bytes;
+  // Points args at this cache.
+  void UseIn(AttentionArgs* args) const {
+    args->k_cache = k.data();
+    args->v_cache = v.data();
+    args->v_scales = v_scales.data();
+  }
 };
 StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
   const int64_t row = c.args.n_kv_heads * c.args.head_dim;
@@ -61,6 +69,10 @@ StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
   StoreKeyRows(c.k.data(), 0, n_rows, shape, stored.k.data());
   StoreKvRows(c.v.data(), n_rows, row, kv_dtype, stored.v.data());
   tensor::GetKeyRows(stored.k.data(), 0, n_rows, shape, stored.k_rows.data());
+  if (kv_dtype == tensor::DType::kQ8_0) {
+    stored.v_scales.resize(tensor::ValueScalesSize(n_rows, row));
+    tensor::PutValueScales(stored.v.data(), 0, n_rows, row, stored.v_scales.data());
+  }
   return stored;
 }
 
@@ -193,8 +205,7 @@ void ExpectEachTokenAloneGetsTheBatchBits(std::mt19937& rng, int64_t n_tokens, i
     AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
     c.args.k_tiles_wanted = tiles;
     const StoredKv stored = StoreKv(c, kv_dtype);
-    c.args.k_cache = stored.k.data();
-    c.args.v_cache = stored.v.data();
+    stored.UseIn(&c.args);
     c.args.kv_dtype = kv_dtype;
     ThreadPool pool2(2), pool3(3);
     std::vector<float> batch(c.q.size()), want(c.q.size());
@@ -259,8 +270,7 @@ void AttendQ8AndDequantised(const AttentionCase& c, const float* q_f32, ThreadPo
   out->quantised.resize(c.q.size());
   out->dequantised.resize(c.q.size());
   out->q8 = c.args;
-  out->q8.k_cache = out->stored.k.data();
-  out->q8.v_cache = out->stored.v.data();
+  out->stored.UseIn(&out->q8);
   out->q8.kv_dtype = tensor::DType::kQ8_0;
   out->q8.out = out->quantised.data();
   Attention(out->q8, pool);

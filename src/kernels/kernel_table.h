@@ -16,6 +16,7 @@
 
 #include "kernels/kernels.h"
 #include "tensor/blocks.h"
+#include "tensor/value_scales.h"
 
 namespace ds::kernels::internal {
 
@@ -248,6 +249,9 @@ struct KvHeadRows {
 };
 // The rows of the KV head whose slice starts at element kv_offset of each cache row.
 KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_offset);
+// Where args.v_scales holds the scales of KV head kv's first block for positions from p on (its
+// next block's, tensor::kValueScalePositions on). REQUIRES: p % kValueScalePositions == 0.
+const uint16_t* ValueScalesOf(const AttentionArgs& args, int64_t p, int64_t kv);
 
 // This thread's scratch for a kernel's per-call tables: at least `bytes` bytes, 64-byte aligned,
 // kept between calls (a warm decode step allocates nothing) and valid until the thread's next

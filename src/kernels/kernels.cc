@@ -18,6 +18,7 @@
 #include "kernels/parallel.h"
 #include "tensor/blocks.h"
 #include "tensor/quant.h"
+#include "tensor/value_scales.h"
 
 namespace ds::kernels {
 
@@ -83,7 +84,8 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);
   DS_CHECK(args.head_dim > 0 && args.first_pos >= 0);
   DS_CHECK(args.kv_dtype == tensor::DType::kF32 ||
-           (args.kv_dtype == tensor::DType::kQ8_0 && args.head_dim % tensor::kQK == 0));
+           (args.kv_dtype == tensor::DType::kQ8_0 && args.head_dim % tensor::kQK == 0 &&
+            args.v_scales != nullptr));
   const internal::AttendFn attend = internal::Table().attend;
   const internal::AttendMergeFn merge = internal::Table().attend_merge;
   const int64_t group = args.n_heads / args.n_kv_heads;
@@ -278,6 +280,12 @@ KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_off
   const int64_t row_floats = args.n_kv_heads * args.head_dim;
   return {static_cast<const uint8_t*>(cache) + tensor::RowBytes(args.kv_dtype, kv_offset),
           tensor::RowBytes(args.kv_dtype, row_floats)};
+}
+
+const uint16_t* ValueScalesOf(const AttentionArgs& args, int64_t p, int64_t kv) {
+  const int64_t head_blocks = args.head_dim / tensor::kQK;
+  return args.v_scales + tensor::ValueScalesSize(p, args.n_kv_heads * args.head_dim) +
+         kv * head_blocks * tensor::kValueScalePositions;
 }
 
 void* KernelScratch(int64_t bytes) {

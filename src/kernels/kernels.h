@@ -88,6 +88,9 @@ struct AttentionArgs {
   const void* k_cache = nullptr;
   bool k_tiles_wanted = false;  // the K cache's KeyShape::tiles_wanted
   const void* v_cache = nullptr;  // [first_pos + n_tokens] rows of n_kv_heads * head_dim
+  // A Q8_0 V cache's block scales by block (tensor/value_scales.h), required with Q8_0 rows: the
+  // tables that sum V in integers read the scales from there.
+  const uint16_t* v_scales = nullptr;
   // The rows' element type: kF32, or kQ8_0 (then head_dim % 32 == 0). Q8_0 rows are read as
   // their exact dequantised values, so the result equals f32 attention over those values.
   tensor::DType kv_dtype = tensor::DType::kF32;

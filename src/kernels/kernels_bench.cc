@@ -25,6 +25,7 @@
 #include "kernels/kernels.h"
 #include "tensor/dtype.h"
 #include "tensor/quant.h"
+#include "tensor/value_scales.h"
 
 namespace ds::kernels {
 namespace {
@@ -166,6 +167,8 @@ constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128;
 struct LayerCaches {
   // In buffers like a sequence's (see base/large_buffer.h).
   std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> caches;
+  // Of each layer's Q8_0 V rows (tensor/value_scales.h).
+  std::vector<std::vector<uint16_t, LargeBufferAllocator<uint16_t>>> value_scales;
   int64_t n_layers;
   int64_t layer_bytes;  // of K (or V) of one layer, V's rows rounded up as K's tiles
 };
@@ -187,12 +190,18 @@ LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos,
   std::vector<uint8_t> values(static_cast<size_t>(layer_bytes));
   StoreKeyRows(rows.data(), 0, n_pos, key_shape, keys.data());
   StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, values.data());
+  std::vector<uint16_t> value_scales;
+  if (kv_dtype == tensor::DType::kQ8_0) {
+    value_scales.resize(static_cast<size_t>(tensor::ValueScalesSize(n_pos, row_floats)));
+    tensor::PutValueScales(values.data(), 0, n_pos, row_floats, value_scales.data());
+  }
   const int64_t n_layers =
       std::max(min_layers, min_cache_bytes / std::max<int64_t>(1, 2 * layer_bytes));
-  LayerCaches out{{}, n_layers, layer_bytes};
+  LayerCaches out{{}, {}, n_layers, layer_bytes};
   for (int64_t l = 0; l < n_layers; ++l) {
     out.caches.emplace_back(keys.begin(), keys.end());
     out.caches.emplace_back(values.begin(), values.end());
+    out.value_scales.emplace_back(value_scales.begin(), value_scales.end());
   }
   return out;
 }
@@ -221,6 +230,7 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   for (auto _ : state) {
     args.k_cache = kv.caches[2 * layer].data();
     args.v_cache = kv.caches[2 * layer + 1].data();
+    args.v_scales = kv.value_scales[layer].data();
     layer = (layer + 1) % kv.n_layers;
     Attention(args, &pool);
     benchmark::DoNotOptimize(out.data());

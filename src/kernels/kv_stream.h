@@ -27,15 +27,19 @@ class KvStream {
   KvStream() = default;
   explicit KvStream(AskForLine ask_for_line) : ask_for_line_(ask_for_line) {}
 
-  // Starts a block whose work is `work` units (Advance's), during which the lines of k and then
-  // of v, the next block's bytes, are asked for at an even pace, each line of a run once.
-  void Begin(const StreamRuns& k, const StreamRuns& v, float work) {
+  // Starts a block whose work is `work` units (Advance's), during which the lines of k, then of
+  // v, then of v_scales (a Q8_0 V cache's planes, tensor/value_scales.h), the next block's
+  // bytes, are asked for at an even pace, each line of a run once.
+  void Begin(const StreamRuns& k, const StreamRuns& v, const StreamRuns& v_scales, float work) {
     runs_[0] = Merged(k);
     runs_[1] = Merged(v);
+    runs_[2] = Merged(v_scales);
     run_ = 0;
     index_ = -1;
     credit_ = 0;
-    const auto lines = static_cast<float>(LinesOf(runs_[0]) + LinesOf(runs_[1]));
+    int64_t all_lines = 0;
+    for (const StreamRuns& runs : runs_) all_lines += LinesOf(runs);
+    const auto lines = static_cast<float>(all_lines);
     credit_per_unit_ = work > 0.0f ? lines / work * static_cast<float>(kLineCredit) : 0.0f;
     if (!NextRun()) credit_per_unit_ = 0.0f;
   }
@@ -75,7 +79,7 @@ class KvStream {
   }
   // Moves to the next run of bytes; false when none is left.
   bool NextRun() {
-    while (run_ < 2) {
+    while (run_ < kRunSets) {
       const StreamRuns& runs = runs_[run_];
       if (++index_ < runs.count && runs.bytes > 0) {
         const uint8_t* start = runs.first + index_ * runs.stride_bytes;
@@ -89,9 +93,10 @@ class KvStream {
     return false;
   }
 
+  static constexpr int kRunSets = 3;
   AskForLine ask_for_line_{};
-  StreamRuns runs_[2];
-  int run_ = 2;
+  StreamRuns runs_[kRunSets];
+  int run_ = kRunSets;
   int64_t index_ = -1;
   uintptr_t line_ = 0, end_line_ = 0;  // the next line to ask for, the run's last
   // Lines due and not yet asked for, in 1/kLineCredit of a line.

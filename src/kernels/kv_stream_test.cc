@@ -26,12 +26,14 @@ struct StreamFixture {
 TEST(KvStreamTest, AsksForEveryLineOfStridedRunsThenOfAdjacentOnesOnce) {
   StreamFixture f;
   // K: three runs of 100 bytes, 256 apart, from byte 10 (lines 0-1, 4-5, 8-9); V: four adjacent
-  // runs of 48 bytes from byte 1024 (lines 16-18).
+  // runs of 48 bytes from byte 1024 (lines 16-18); V's scales: two runs of 32 bytes, 512 apart,
+  // from byte 2048 (lines 32 and 40).
   const StreamRuns k{f.buffer + 10, 256, 3, 100};
   const StreamRuns v{f.buffer + 1024, 48, 4, 48};
-  f.stream.Begin(k, v, 72.0f);  // 9 lines: one every 8 units
-  for (int i = 0; i < 72; ++i) f.stream.Advance(1.0f);
-  const std::vector<int64_t> want = {0, 64, 256, 320, 512, 576, 1024, 1088, 1152};
+  const StreamRuns v_scales{f.buffer + 2048, 512, 2, 32};
+  f.stream.Begin(k, v, v_scales, 88.0f);  // 11 lines: one every 8 units
+  for (int i = 0; i < 88; ++i) f.stream.Advance(1.0f);
+  const std::vector<int64_t> want = {0, 64, 256, 320, 512, 576, 1024, 1088, 1152, 2048, 2560};
   EXPECT_EQ(f.lines, want);
 }
 
@@ -39,7 +41,7 @@ TEST(KvStreamTest, AsksForTheLinesInProportionToTheWork) {
   StreamFixture f;
   const StreamRuns k{f.buffer, 64, 20, 64};  // 20 lines
   const StreamRuns v{f.buffer + 2048, 64, 20, 64};
-  f.stream.Begin(k, v, 320.0f);  // a line every 8 units
+  f.stream.Begin(k, v, StreamRuns{}, 320.0f);  // a line every 8 units
   f.stream.Advance(80.0f);
   EXPECT_EQ(f.lines.size(), 10u);
   f.stream.Advance(160.0f);
@@ -52,16 +54,17 @@ TEST(KvStreamTest, AsksForTheLinesInProportionToTheWork) {
 
 TEST(KvStreamTest, AnEmptyNextBlockAsksForNothing) {
   StreamFixture f;
-  f.stream.Begin(StreamRuns{f.buffer, 64, 0, 64}, StreamRuns{f.buffer, 64, 0, 64}, 10.0f);
+  f.stream.Begin(StreamRuns{f.buffer, 64, 0, 64}, StreamRuns{f.buffer, 64, 0, 64},
+                 StreamRuns{f.buffer, 64, 0, 64}, 10.0f);
   f.stream.Advance(10.0f);
   EXPECT_TRUE(f.lines.empty());
 }
 
 TEST(KvStreamTest, EachBlockStartsItsOwnRunsAfresh) {
   StreamFixture f;
-  f.stream.Begin(StreamRuns{f.buffer, 64, 4, 64}, StreamRuns{}, 4.0f);
+  f.stream.Begin(StreamRuns{f.buffer, 64, 4, 64}, StreamRuns{}, StreamRuns{}, 4.0f);
   f.stream.Advance(2.0f);  // half of the first block's lines: 0 and 64
-  f.stream.Begin(StreamRuns{f.buffer + 1024, 64, 2, 64}, StreamRuns{}, 2.0f);
+  f.stream.Begin(StreamRuns{f.buffer + 1024, 64, 2, 64}, StreamRuns{}, StreamRuns{}, 2.0f);
   f.stream.Advance(2.0f);
   const std::vector<int64_t> want = {0, 64, 1024, 1088};
   EXPECT_EQ(f.lines, want);

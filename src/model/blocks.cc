@@ -72,11 +72,13 @@ void AttendOverCache(const HParams& hp, int layer, const float* q, const float* 
                         state->key_rows(layer));
   kernels::StoreKvRows(v, n_tokens, kv_dim, kv_dtype,
                        state->value_rows(layer) + first_pos * kv_row_bytes);
+  state->IndexValueRows(layer, first_pos, n_tokens);
   kernels::AttentionArgs args;
   args.q = q;
   args.k_cache = state->key_rows(layer);
   args.k_tiles_wanted = state->layout().tile_keys;
   args.v_cache = state->value_rows(layer);
+  if (kv_dtype == tensor::DType::kQ8_0) args.v_scales = state->value_scales(layer);
   args.kv_dtype = kv_dtype;
   args.n_tokens = n_tokens;
   args.n_heads = hp.n_head;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "tensor/value_scales.h"
 
 namespace ds::state {
 namespace {
@@ -72,6 +73,10 @@ Status SequenceState::Reserve(int64_t num_tokens) {
     if (capacity_tokens_ == 0) {
       keys.reserve(key_bytes(layout_.max_tokens));
       values.reserve(value_bytes(layout_.max_tokens));
+      if (layout_.kv_dtype == tensor::DType::kQ8_0) {
+        layers_[i].value_scales.resize(static_cast<size_t>(
+            tensor::ValueScalesSize(layout_.max_tokens, layout_.kv_row_floats)));
+      }
     }
     keys.resize(key_bytes(num_tokens));
     values.resize(value_bytes(num_tokens));
@@ -113,6 +118,21 @@ uint8_t* SequenceState::value_rows(int layer) {
 }
 const uint8_t* SequenceState::key_rows(int layer) const { return layers_[layer].keys.data(); }
 const uint8_t* SequenceState::value_rows(int layer) const { return layers_[layer].values.data(); }
+
+const uint16_t* SequenceState::value_scales(int layer) const {
+  DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kAttention);
+  DS_DCHECK(layout_.kv_dtype == tensor::DType::kQ8_0);
+  return layers_[layer].value_scales.data();
+}
+
+void SequenceState::IndexValueRows(int layer, int64_t first, int64_t count) {
+  DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kAttention);
+  DS_CHECK(first >= 0 && first + count <= capacity_tokens_);
+  if (layout_.kv_dtype != tensor::DType::kQ8_0) return;
+  LayerSlots& slots = layers_[layer];
+  tensor::PutValueScales(slots.values.data() + first * layout_.KvRowBytes(), first, count,
+                         layout_.kv_row_floats, slots.value_scales.data());
+}
 
 float* SequenceState::conv_state(int layer) {
   DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kRecurrent);
@@ -176,6 +196,7 @@ Status SequenceState::AppendKvRows(std::span<const uint8_t> bytes, int64_t recor
     tensor::PutKeyRows(cursor, num_tokens_, count, layout_.key_shape(), layers_[i].keys.data());
     cursor += record_rows * row_bytes;
     std::memcpy(layers_[i].values.data() + num_tokens_ * row_bytes, cursor, count * row_bytes);
+    IndexValueRows(static_cast<int>(i), num_tokens_, count);
     cursor += record_rows * row_bytes;
   }
   num_tokens_ += count;
@@ -291,6 +312,7 @@ Status SequenceState::Restore(std::span<const uint8_t> bytes) {
       tensor::PutKeyRows(cursor, 0, num_tokens_, layout_.key_shape(), slots.keys.data());
       cursor += kv_bytes;
       take(slots.values.data(), kv_bytes);
+      IndexValueRows(static_cast<int>(i), 0, num_tokens_);
     }
   }
   return OkStatus();

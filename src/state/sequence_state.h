@@ -60,6 +60,12 @@ class SequenceState {
   uint8_t* value_rows(int layer);
   const uint8_t* key_rows(int layer) const;
   const uint8_t* value_rows(int layer) const;
+  // A Q8_0 V cache's block scales by block (tensor/value_scales.h), kept by IndexValueRows and
+  // Restore. REQUIRES: layer_kinds[layer] == kAttention and layout().kv_dtype == kQ8_0.
+  const uint16_t* value_scales(int layer) const;
+  // Takes V rows [first, first + count) of `layer`, just written to value_rows(), into its
+  // scales by block (where the V cache has them: Q8_0 rows).
+  void IndexValueRows(int layer, int64_t first, int64_t count);
 
   // Recurrent slots of linear layer `layer`. REQUIRES: layer_kinds[layer] == kRecurrent.
   float* conv_state(int layer);
@@ -111,6 +117,7 @@ class SequenceState {
   struct LayerSlots {
     KvRows keys;
     KvRows values;
+    std::vector<uint16_t, LargeBufferAllocator<uint16_t>> value_scales;
     std::vector<float> conv;
     std::vector<float> ssm;
   };

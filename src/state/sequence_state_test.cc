@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <span>
+#include <vector>
+
+#include "tensor/blocks.h"
+#include "tensor/value_scales.h"
 
 namespace ds::state {
 namespace {
@@ -208,6 +213,56 @@ TEST(SequenceStateTest, Q8SnapshotsRoundTripAndRefuseF32Layouts) {
   appended.CopyKvRows(0, 4, back.data());
   EXPECT_EQ(back, rows);
   EXPECT_EQ(0, std::memcmp(appended.value_rows(1), state.value_rows(1) + 2 * 68, 4 * 68));
+}
+
+// Each of layer's Q8_0 V rows [0, n) has its block scales where tensor/value_scales.h puts them.
+void ExpectValueScalesOfRows(const SequenceState& state, int layer, int64_t n) {
+  const int64_t n_blocks = state.layout().kv_row_floats / tensor::kQK;
+  const auto* rows = reinterpret_cast<const tensor::BlockQ8_0*>(state.value_rows(layer));
+  for (int64_t p = 0; p < n; ++p) {
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const int64_t at = (p / tensor::kValueScalePositions * n_blocks + b) *
+                             tensor::kValueScalePositions +
+                         p % tensor::kValueScalePositions;
+      ASSERT_EQ(state.value_scales(layer)[at], rows[p * n_blocks + b].d)
+          << "layer " << layer << " position " << p << " block " << b;
+    }
+  }
+}
+
+// A Q8_0 V cache's scales by block follow its rows however they enter: written and indexed (a
+// forward pass), restored from a snapshot, appended from the cache's rows.
+TEST(SequenceStateTest, Q8ValueScalesFollowTheRowsEveryWayTheyEnter) {
+  StateLayout layout = Q8Layout();
+  layout.max_tokens = 600;
+  constexpr int64_t kRows = 300;  // past one group of the scales
+  const int64_t row_bytes = layout.KvRowBytes();
+  SequenceState state(layout);
+  ASSERT_TRUE(state.Reserve(kRows).ok());
+  for (int layer : {1, 3}) {
+    for (int64_t b = 0; b < kRows * row_bytes; ++b) {
+      state.value_rows(layer)[b] = static_cast<uint8_t>(b * 11 + layer);
+    }
+    state.IndexValueRows(layer, 0, 100);
+    state.IndexValueRows(layer, 100, kRows - 100);
+  }
+  state.Advance(kRows);
+  for (int layer : {1, 3}) ExpectValueScalesOfRows(state, layer, kRows);
+
+  SequenceState restored(layout);
+  ASSERT_TRUE(restored.Restore(state.Snapshot()).ok());
+  for (int layer : {1, 3}) ExpectValueScalesOfRows(restored, layer, kRows);
+
+  std::vector<uint8_t> rows(state.KvRowsBytes(kRows));
+  state.CopyKvRows(0, kRows, rows.data());
+  SequenceState appended(layout);
+  ASSERT_TRUE(appended.AppendKvRows(std::span<const uint8_t>(rows).first(state.KvRowsBytes(7)),
+                                    7, 7)
+                  .ok());
+  std::vector<uint8_t> rest(state.KvRowsBytes(kRows - 7));
+  state.CopyKvRows(7, kRows, rest.data());
+  ASSERT_TRUE(appended.AppendKvRows(rest, kRows - 7, kRows - 7).ok());
+  for (int layer : {1, 3}) ExpectValueScalesOfRows(appended, layer, kRows);
 }
 
 // A layer's K cache of Q8_0 heads of 64 is tiled (tensor/key_tiles.h); rows leave it as rows, in
