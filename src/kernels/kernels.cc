@@ -284,8 +284,8 @@ KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_off
 
 const uint16_t* ValueScalesOf(const AttentionArgs& args, int64_t p, int64_t kv) {
   const int64_t head_blocks = args.head_dim / tensor::kQK;
-  return args.v_scales + tensor::ValueScalesSize(p, args.n_kv_heads * args.head_dim) +
-         kv * head_blocks * tensor::kValueScalePositions;
+  return args.v_scales +
+         tensor::ValueScaleIndex(p, kv * head_blocks, args.n_kv_heads * head_blocks);
 }
 
 void* KernelScratch(int64_t bytes) {

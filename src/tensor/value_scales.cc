@@ -10,16 +10,19 @@ int64_t ValueScalesSize(int64_t n_positions, int64_t row_floats) {
   return groups * row_floats / kQK * kValueScalePositions;
 }
 
+int64_t ValueScaleIndex(int64_t p, int64_t b, int64_t n_blocks) {
+  return (p / kValueScalePositions * n_blocks + b) * kValueScalePositions +
+         p % kValueScalePositions;
+}
+
 void PutValueScales(const uint8_t* rows, int64_t first, int64_t count, int64_t row_floats,
                     uint16_t* scales) {
   const int64_t n_blocks = row_floats / kQK;
   const int64_t row_bytes = RowBytes(DType::kQ8_0, row_floats);
   for (int64_t i = 0; i < count; ++i) {
-    const int64_t p = first + i;
-    uint16_t* group = scales + p / kValueScalePositions * n_blocks * kValueScalePositions;
     const auto* blocks = reinterpret_cast<const BlockQ8_0*>(rows + i * row_bytes);
     for (int64_t b = 0; b < n_blocks; ++b) {
-      group[b * kValueScalePositions + p % kValueScalePositions] = blocks[b].d;
+      scales[ValueScaleIndex(first + i, b, n_blocks)] = blocks[b].d;
     }
   }
 }

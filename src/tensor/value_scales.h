@@ -19,6 +19,8 @@ inline constexpr int64_t kValueScalePositions = 256;
 
 // Scales (uint16_t) that room for n_positions rows of row_floats values takes.
 int64_t ValueScalesSize(int64_t n_positions, int64_t row_floats);
+// Where the scale of block b of position p lies, rows of n_blocks blocks.
+int64_t ValueScaleIndex(int64_t p, int64_t b, int64_t n_blocks);
 
 // Writes the scales of `count` Q8_0 rows of row_floats values (one after another from `rows`) as
 // those of positions [first, first + count).
