@@ -28,7 +28,7 @@ namespace {
 // Causal conv1d
 
 // Channels per conv task: the per-block taps and window stay in registers/L1.
-constexpr int64_t kConvBlock = 64;
+constexpr int64_t kConvBlock = kConvChannelAlign;
 
 // Runs channels [c0, c0 + width) over all tokens. Reads a token's inputs into the window before
 // writing its outputs, which is what makes out == x safe.
@@ -210,20 +210,12 @@ void PrefetchForWrite(const void* p, int64_t bytes) {
 }  // namespace
 
 void CausalConv1dSilu(const float* x, int64_t n_tokens, int64_t channels, const float* w,
-                      int64_t kernel_size, float* state, float* out, ThreadPool* pool) {
+                      int64_t kernel_size, float* state, float* out, int64_t c0, int64_t c1) {
   DS_CHECK(kernel_size >= 1 && kernel_size <= kMaxConvKernelSize);
-  DS_CHECK(n_tokens >= 0 && channels >= 0);
-  const int64_t num_blocks = (channels + kConvBlock - 1) / kConvBlock;
-  // Aim for at least ~8k multiply-adds per task so decode does not pay for waking threads.
-  const int64_t grain =
-      std::max<int64_t>(1, 8192 / (std::max<int64_t>(n_tokens, 1) * kConvBlock * kernel_size));
-  internal::ParallelRanges(pool, num_blocks, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t c0 = b * kConvBlock;
-      ConvBlock(x, n_tokens, channels, w, kernel_size, state, out, c0,
-                std::min(kConvBlock, channels - c0));
-    }
-  });
+  DS_CHECK(n_tokens >= 0 && c0 % kConvBlock == 0 && 0 <= c0 && c0 <= c1 && c1 <= channels);
+  for (int64_t c = c0; c < c1; c += kConvBlock) {
+    ConvBlock(x, n_tokens, channels, w, kernel_size, state, out, c, std::min(kConvBlock, c1 - c));
+  }
 }
 
 void GatedDeltaRecurrent(const GatedDeltaArgs& args, ThreadPool* pool) {

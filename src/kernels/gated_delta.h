@@ -47,7 +47,11 @@ inline int64_t KeyHeadFor(int64_t h, int64_t num_k_heads, int64_t num_v_heads,
   return mapping == KeyHeadMapping::kTiled ? h % num_k_heads : h / (num_v_heads / num_k_heads);
 }
 
-// Causal depthwise conv over time followed by SiLU, continuing from `state`:
+// Channels a CausalConv1dSilu range starts at a multiple of.
+inline constexpr int64_t kConvChannelAlign = 64;
+
+// Causal depthwise conv over time followed by SiLU, continuing from `state`, for channels
+// [c0, c1) of `channels`:
 //   out[t][c] = silu(sum_{i<K} w[i][c] * in(t - (K-1) + i, c)), where in(t', c) is x[t'][c] for
 //   t' >= 0 and state[K-1+t'][c] for t' < 0;
 // then state becomes the last K-1 inputs of the combined sequence (state followed by x).
@@ -58,10 +62,13 @@ inline int64_t KeyHeadFor(int64_t h, int64_t num_k_heads, int64_t num_v_heads,
 //                                   of a one-token conv.
 //   state [kernel_size-1][channels] in/out
 //   out   [n_tokens][channels]      may alias x
-// Splitting the tokens into several calls gives bit-identical outputs and state.
-// REQUIRES: 1 <= kernel_size <= kMaxConvKernelSize.
+// Runs on the calling thread: the model calls it for the rows of the projection that produce
+// the channels as each task of that pass finishes them (MatMulJob::rows_done). Splitting the
+// tokens into several calls, or the channels into ranges, gives bit-identical outputs and state.
+// REQUIRES: 1 <= kernel_size <= kMaxConvKernelSize, c0 % kConvChannelAlign == 0,
+// 0 <= c0 <= c1 <= channels.
 void CausalConv1dSilu(const float* x, int64_t n_tokens, int64_t channels, const float* w,
-                      int64_t kernel_size, float* state, float* out, ThreadPool* pool);
+                      int64_t kernel_size, float* state, float* out, int64_t c0, int64_t c1);
 
 // Inputs and outputs of the gated delta rule over n_tokens tokens. Per value head h with key head
 // j = KeyHeadFor(h, ...) and each token t in order:

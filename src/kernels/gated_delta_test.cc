@@ -281,17 +281,26 @@ ConvCase MakeConvCase(int64_t n_tokens, int64_t channels, int64_t kernel_size, u
   return c;
 }
 
-// Runs the conv over the tokens split at `cuts` (ascending, inside (0, n_tokens)).
-RunResult RunConv(const ConvCase& c, const std::vector<int64_t>& cuts, ThreadPool* pool) {
+// Runs the conv over the tokens split at `cuts` (ascending, inside (0, n_tokens)), each part over
+// the channels split at `channel_cuts` (multiples of kConvChannelAlign inside (0, channels)),
+// those ranges last to first, as a pass's tasks may finish.
+RunResult RunConv(const ConvCase& c, const std::vector<int64_t>& cuts,
+                  const std::vector<int64_t>& channel_cuts = {}) {
   RunResult r;
   r.state.assign((c.kernel_size - 1) * c.channels, 0.0f);
   r.out.assign(c.n_tokens * c.channels, std::nanf(""));
   std::vector<int64_t> bounds = cuts;
   bounds.push_back(c.n_tokens);
+  std::vector<int64_t> channel_bounds = {0};
+  channel_bounds.insert(channel_bounds.end(), channel_cuts.begin(), channel_cuts.end());
+  channel_bounds.push_back(c.channels);
   int64_t begin = 0;
   for (int64_t end : bounds) {
-    CausalConv1dSilu(c.x.data() + begin * c.channels, end - begin, c.channels, c.w_by_tap.data(),
-                     c.kernel_size, r.state.data(), r.out.data() + begin * c.channels, pool);
+    for (size_t i = channel_bounds.size() - 1; i-- > 0;) {
+      CausalConv1dSilu(c.x.data() + begin * c.channels, end - begin, c.channels,
+                       c.w_by_tap.data(), c.kernel_size, r.state.data(),
+                       r.out.data() + begin * c.channels, channel_bounds[i], channel_bounds[i + 1]);
+    }
     begin = end;
   }
   return r;
@@ -300,7 +309,7 @@ RunResult RunConv(const ConvCase& c, const std::vector<int64_t>& cuts, ThreadPoo
 TEST(CausalConv1dTest, MatchesReferenceForEveryKernelSize) {
   for (int64_t kernel_size = 1; kernel_size <= kMaxConvKernelSize; ++kernel_size) {
     const ConvCase c = MakeConvCase(37, 150, kernel_size, 50 + kernel_size);
-    const RunResult got = RunConv(c, {}, nullptr);
+    const RunResult got = RunConv(c, {});
     std::vector<double> state((kernel_size - 1) * c.channels, 0.0);
     std::vector<double> out(c.n_tokens * c.channels);
     ref::CausalConv1dSiluRef(c.x.data(), c.n_tokens, c.channels, c.w.data(), kernel_size,
@@ -310,32 +319,38 @@ TEST(CausalConv1dTest, MatchesReferenceForEveryKernelSize) {
   }
 }
 
-// Any split of the tokens, any thread count and running in place give bit-identical results.
-TEST(CausalConv1dTest, SplitsThreadsAndInPlaceAreBitIdentical) {
-  const ConvCase c = MakeConvCase(40, 200, 4, 60);
-  const RunResult whole = RunConv(c, {}, nullptr);
-  ThreadPool pool(3);
+// Any split of the tokens, of the channels (as the projection's tasks run it) and running in
+// place give bit-identical results; a range must start at a multiple of kConvChannelAlign.
+TEST(CausalConv1dTest, SplitsAndInPlaceAreBitIdentical) {
+  const ConvCase c = MakeConvCase(40, 3 * kConvChannelAlign + 8, 4, 60);
+  const RunResult whole = RunConv(c, {});
   const std::vector<std::vector<int64_t>> splits = {{1}, {2}, {3}, {1, 2, 3, 4}, {5, 17, 18, 39},
                                                     {20}};
   for (const std::vector<int64_t>& cuts : splits) {
-    const RunResult split = RunConv(c, cuts, &pool);
-    EXPECT_EQ(split.out, whole.out) << "first cut " << cuts[0];
-    EXPECT_EQ(split.state, whole.state) << "first cut " << cuts[0];
+    for (const std::vector<int64_t>& channel_cuts :
+         std::vector<std::vector<int64_t>>{{}, {kConvChannelAlign, 3 * kConvChannelAlign}}) {
+      const RunResult split = RunConv(c, cuts, channel_cuts);
+      EXPECT_EQ(split.out, whole.out) << "first cut " << cuts[0];
+      EXPECT_EQ(split.state, whole.state) << "first cut " << cuts[0];
+    }
   }
   std::vector<float> in_place = c.x;
   std::vector<float> state(3 * c.channels, 0.0f);
   CausalConv1dSilu(in_place.data(), 25, c.channels, c.w_by_tap.data(), 4, state.data(),
-                   in_place.data(), nullptr);
+                   in_place.data(), 0, c.channels);
   CausalConv1dSilu(in_place.data() + 25 * c.channels, 15, c.channels, c.w_by_tap.data(), 4,
-                   state.data(), in_place.data() + 25 * c.channels, &pool);
+                   state.data(), in_place.data() + 25 * c.channels, 0, c.channels);
   EXPECT_EQ(in_place, whole.out);
   EXPECT_EQ(state, whole.state);
+  EXPECT_DEATH(CausalConv1dSilu(in_place.data(), 1, c.channels, c.w_by_tap.data(), 4,
+                                state.data(), in_place.data(), 1, 2),
+               "");
 }
 
 // The state holds the last K-1 inputs even when a call has fewer than K-1 tokens.
 TEST(CausalConv1dTest, StateKeepsLastInputs) {
   const ConvCase c = MakeConvCase(5, 3, 4, 70);
-  const RunResult r = RunConv(c, {1, 2, 3, 4}, nullptr);
+  const RunResult r = RunConv(c, {1, 2, 3, 4});
   for (int64_t i = 0; i < 3; ++i) {
     for (int64_t ch = 0; ch < 3; ++ch) {
       EXPECT_EQ(r.state[i * 3 + ch], c.x[(2 + i) * 3 + ch]);

@@ -64,6 +64,13 @@ struct MatMulJob {
   // When set, row t of x_j is row x_rows[t] of x (x_rows holds n_j indices): a MoE layer's
   // experts read their tokens' rows of the layer's input, which is then encoded once for all.
   const int64_t* x_rows = nullptr;
+  // When set, called with each range [r0, r1) of W_j's rows once y_j's columns r0 .. r1 - 1 are
+  // final for every token, on the thread that computed them and within the pass; every row is in
+  // exactly one range, and r0 and r1 are multiples of row_align (or r1 = n_rows). Work that
+  // follows the product row by row (a conv over channels, a norm per head) then runs on both
+  // threads on data in their own caches, not on the calling thread alone between passes.
+  const FunctionRef<void(int64_t, int64_t)>* rows_done = nullptr;
+  int64_t row_align = 1;
 };
 void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool);
 

@@ -5,6 +5,7 @@
 // reused for every token tile from L2.
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "base/check.h"
@@ -231,7 +232,10 @@ void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool) {
   internal::MatMulInputs& inputs = input_storage;
   std::vector<int64_t>& mac_starts = mac_start_storage;
   const internal::KernelTable& table = internal::Table();
-  for (const MatMulJob& job : jobs) CheckShape(job.w);
+  for (const MatMulJob& job : jobs) {
+    CheckShape(job.w);
+    DS_CHECK(job.row_align >= 1);
+  }
   if (!inputs.Prepare(jobs, pool)) return;
 
   // Tasks of equal multiply-adds: a task's share of a job is its rows, cut where the task's
@@ -247,15 +251,18 @@ void MatMuls(std::span<const MatMulJob> jobs, ThreadPool* pool) {
     const MatMulJob& job = jobs[j];
     const int64_t row_macs = job.w.n_cols * job.n_tokens;
     // Interleaved rows split at whole groups, as a wide path's.
-    const int64_t group = job.w.interleaved
-                              ? internal::kInterleavedRows
-                              : std::max<int64_t>(
-                                    1, WidePathFor(table, job.w.type, job.n_tokens).row_group);
+    const int64_t group = std::lcm(
+        job.row_align, job.w.interleaved
+                           ? internal::kInterleavedRows
+                           : std::max<int64_t>(
+                                 1, WidePathFor(table, job.w.type, job.n_tokens).row_group));
     const auto row_at = [&](int64_t m) {
       return std::min(job.w.n_rows, RoundUp((m + row_macs - 1) / row_macs, group));
     };
     const int64_t r0 = row_at(m0), r1 = row_at(m1);
-    if (r0 < r1) MatMulRows(job.w, inputs.ForJob(j), job.n_tokens, job.y, r0, r1);
+    if (r0 >= r1) return;
+    MatMulRows(job.w, inputs.ForJob(j), job.n_tokens, job.y, r0, r1);
+    if (job.rows_done != nullptr) (*job.rows_done)(r0, r1);
   };
   internal::ForEachItemRange(pool, mac_starts, internal::kMinTaskMacs, run);
 }

@@ -12,7 +12,9 @@
 
 #include <cstddef>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/act_quant.h"
@@ -327,6 +329,45 @@ TEST_P(MatMulTest, MatMulsEqualsOneMatMulPerJob) {
   check({{DType::kQ8_0, 33, false}, {DType::kQ4_K, 20, false}, {DType::kF16, 7, false},
          {DType::kQ8_0, 2, true}, {DType::kQ4_K, 65, true}, {DType::kQ8_0, 9, false}});
   MatMuls({}, &pool);  // nothing to do is fine
+}
+
+// rows_done hears of every row of a job once, in ranges aligned to its row_align (or ending at
+// the last row), only once those rows are final for every token; the products keep their bits.
+TEST_P(MatMulTest, RowsDoneHearsOfEachFinalRowOnceAligned) {
+  std::mt19937 rng(79);
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    for (const int64_t n_tokens : {1, 5}) {
+      const TestMatrix aligned = MakeMatrix(DType::kQ8_0, 300, 256, rng);
+      const TestMatrix other = MakeMatrix(DType::kQ4_K, 48, 256, rng);
+      const std::vector<float> x = RandomFloats(rng, n_tokens * 256);
+      std::vector<float> want(n_tokens * 300), got(n_tokens * 300, -1.0f);
+      std::vector<float> other_got(n_tokens * 48);
+      MatMul(aligned.view, x.data(), n_tokens, want.data(), nullptr);
+      std::vector<int> heard(300, 0);
+      std::mutex mu;
+      bool aligned_ok = true, final_ok = true;
+      const auto note = [&](int64_t r0, int64_t r1) {
+        std::lock_guard<std::mutex> lock(mu);
+        aligned_ok &= r0 % 64 == 0 && (r1 % 64 == 0 || r1 == 300) && r0 < r1;
+        for (int64_t r = r0; r < r1; ++r) {
+          ++heard[r];
+          for (int64_t t = 0; t < n_tokens; ++t) final_ok &= got[t * 300 + r] == want[t * 300 + r];
+        }
+      };
+      const FunctionRef<void(int64_t, int64_t)> rows_done = note;
+      const MatMulJob jobs[] = {
+          {aligned.view, x.data(), n_tokens, got.data(), nullptr, &rows_done, 64},
+          {other.view, x.data(), n_tokens, other_got.data()}};
+      MatMuls(jobs, &pool);
+      const std::string label = std::to_string(threads) + " threads, " +
+                                std::to_string(n_tokens) + " tokens";
+      EXPECT_EQ(got, want) << label;
+      EXPECT_TRUE(aligned_ok) << label;
+      EXPECT_TRUE(final_ok) << label;
+      EXPECT_EQ(heard, std::vector<int>(300, 1)) << label;
+    }
+  }
 }
 
 // Jobs with their own token counts, as a MoE layer's experts: one input read by two counts is

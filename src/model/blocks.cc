@@ -57,7 +57,9 @@ void Project(const float* x, int64_t n_tokens, std::initializer_list<Projection>
              ThreadPool* pool) {
   thread_local std::vector<kernels::MatMulJob> jobs;
   jobs.clear();
-  for (const Projection& p : projections) jobs.push_back({p.w, x, n_tokens, p.y});
+  for (const Projection& p : projections) {
+    jobs.push_back({p.w, x, n_tokens, p.y, nullptr, p.rows_done, p.row_align});
+  }
   kernels::MatMuls(jobs, pool);
 }
 

@@ -37,10 +37,13 @@ void Linear(const kernels::MatrixView& w, const float* bias, const float* x, int
 // y[t][n_rows] += bias for t < n_tokens; nothing when bias is null.
 void AddBias(const float* bias, int64_t n_tokens, int64_t n_rows, float* y);
 
-// One product of the input of Project: y[t][w.n_rows] = W x[t].
+// One product of the input of Project: y[t][w.n_rows] = W x[t], and then, where set, rows_done
+// on each range of its rows, aligned to row_align (kernels::MatMulJob::rows_done).
 struct Projection {
   const kernels::MatrixView& w;
   float* y;
+  const FunctionRef<void(int64_t, int64_t)>* rows_done = nullptr;
+  int64_t row_align = 1;
 };
 // Products of one input x[n_tokens][n_cols], run as one parallel loop with x encoded once: every
 // separate product is a fork and join of the pool, its threads' shares end at different times,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace ds::model {
 namespace {
@@ -53,28 +54,35 @@ void DeltaNetMixer::Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, 
   Fit(&o_, n_tokens * dims.value_dim());
   Fit(&b_, n_tokens * dims.num_v_heads);
   Fit(&a_, n_tokens * dims.num_v_heads);
+  // The conv and the q and k heads' norms of the qkv rows a task of the projection has just
+  // computed, by that task: on the calling thread between passes they took 6.6 us a layer while
+  // the other thread waited, and in the higher bandwidth state, whose two vCPUs sit on different
+  // CCDs, half of the rows they read came from the other one's cache. Bench model decode steps
+  // alternating between the two every four tokens in one process, higher state: Q8_0 0.988-1.002
+  // as long (seven runs of 512 tokens, six below 1), Q4_K 0.996; pp512 in alternating binaries
+  // 877-884 tok/s against 846-861 (one run of four 784).
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  const auto conv_and_norms = [&](int64_t c0, int64_t c1) {
+    kernels::CausalConv1dSilu(mixed_.data(), n_tokens, conv_dim, w.conv, dims.conv_kernel,
+                              conv_state, mixed_.data(), c0, c1);
+    // Whole heads, as the rows come aligned to them: q's in [0, key_dim), k's up to 2 key_dim.
+    for (int64_t c = c0; c < std::min(c1, 2 * key_dim); c += dk) {
+      const float scale = c < key_dim ? q_scale : 1.0f;
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        kernels::L2NormalizeHeads(mixed_.data() + t * conv_dim + c, 1, dk, dims.eps, scale);
+      }
+    }
+  };
+  const FunctionRef<void(int64_t, int64_t)> conv_rows = conv_and_norms;
+  const Projection qkv{w.qkv, mixed_.data(), &conv_rows, std::lcm(dk, kernels::kConvChannelAlign)};
   if (w.fused_ba) {
     Fit(&ba_, n_tokens * 2 * dims.num_v_heads);
-    Project(xn, n_tokens, {{w.qkv, mixed_.data()}, {w.gate, z_.data()}, {w.ba, ba_.data()}},
-            pool);
+    Project(xn, n_tokens, {qkv, {w.gate, z_.data()}, {w.ba, ba_.data()}}, pool);
   } else {
-    Project(xn, n_tokens,
-            {{w.qkv, mixed_.data()}, {w.gate, z_.data()}, {w.beta, b_.data()},
-             {w.alpha, a_.data()}},
+    Project(xn, n_tokens, {qkv, {w.gate, z_.data()}, {w.beta, b_.data()}, {w.alpha, a_.data()}},
             pool);
   }
   Gates(dims, w, n_tokens, pool);
-
-  kernels::CausalConv1dSilu(mixed_.data(), n_tokens, conv_dim, w.conv, dims.conv_kernel,
-                            conv_state, mixed_.data(), pool);
-  const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
-  ForRanges(pool, n_tokens, 4 * key_dim, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      float* row = mixed_.data() + t * conv_dim;
-      kernels::L2NormalizeHeads(row, dims.num_k_heads, dk, dims.eps, q_scale);
-      kernels::L2NormalizeHeads(row + key_dim, dims.num_k_heads, dk, dims.eps, 1.0f);
-    }
-  });
 
   kernels::GatedDeltaArgs args;
   args.q = mixed_.data();
