@@ -16,6 +16,7 @@
 #include "apps/kv_quant.h"
 #include "apps/loaded_model.h"
 #include "apps/memory_bandwidth.h"
+#include "apps/thread_round_trip.h"
 #include "apps/token_cost.h"
 #include "base/clock.h"
 #include "kernels/kernels.h"
@@ -103,6 +104,11 @@ Status Bench(const BenchFlags& flags) {
   std::printf("memory read bandwidth: %.2f GB/s (%d threads; read again before each decode "
               "test and after it, whose floor takes the higher reading)\n",
               bandwidth_gbps, pool.num_threads());
+  if (const std::optional<double> ns = MeasureThreadRoundTripNs(&pool)) {
+    std::printf("thread round trip: %.0f ns (a cache line from thread 0 to thread 1 and back; "
+                "read again after each decode test)\n",
+                *ns);
+  }
   std::printf("FMA peak: %.1f GFLOPS (%d threads, %s kernels)\n", fma_gflops, pool.num_threads(),
               std::string(kernels::ActiveIsa()).c_str());
   if (int8_gops > 0) {
@@ -175,8 +181,11 @@ Status Bench(const BenchFlags& flags) {
         }
       } else {
         const double test_floor_tps = test_bandwidth_gbps * 1e9 / cost.weight_bytes;
-        std::snprintf(ratio, sizeof ratio, "%.1f%% of floor (%.2f GB/s)",
-                      100.0 * s.mean / test_floor_tps, test_bandwidth_gbps);
+        const int n = std::snprintf(ratio, sizeof ratio, "%.1f%% of floor (%.2f GB/s",
+                                    100.0 * s.mean / test_floor_tps, test_bandwidth_gbps);
+        const std::optional<double> round_trip_ns = MeasureThreadRoundTripNs(&pool);
+        std::snprintf(ratio + n, sizeof ratio - static_cast<size_t>(n),
+                      round_trip_ns ? ", round trip %.0f ns)" : ")", round_trip_ns.value_or(0.0));
       }
       std::printf("| %s | %.1f MiB | %.1f M | %d | %s | %.2f ± %.2f | %s |\n",
                   model.hparams().arch.c_str(), size_mib, num_params / 1e6, pool.num_threads(),

@@ -143,7 +143,8 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
   EXPECT_NE(r.output.find("| model | size | params | threads | test | t/s |"), std::string::npos)
       << r.output;
   for (const char* test : {"| pp16 |", "| tg4 |", "| pp16 @ d32 |", "| tg4 @ d32 |", "FMA peak: ",
-                           "decode floor ", "% of floor (", " GB/s) |", "% of FMA peak",
+                           "decode floor ", "% of floor (", " GB/s, round trip ", " ns) |",
+                           "thread round trip: ", "% of FMA peak",
                            "int8 dot peak: ", "% of int8 dot peak |",
                            "KV cache f32", "runs per test: 1 untimed, then 2 timed",
                            "CPU time taken by the host (steal) during the timed runs: "}) {
@@ -156,6 +157,12 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
       << no_warmup.output;
   ExpectOneLineError(RunDeltaserve("bench-model -m " + TinyModelPath("qwen35moe") + " --warmup -1"),
                      "--warmup");
+  // One thread has no round trip to report.
+  Result one_thread = RunDeltaserve("bench-model -m " + TinyModelPath("qwen35moe") +
+                                    " -p 0 -n 2 -d 0 -r 1 -t 1");
+  EXPECT_EQ(one_thread.exit_code, 0) << one_thread.output;
+  EXPECT_EQ(one_thread.output.find("round trip"), std::string::npos) << one_thread.output;
+  EXPECT_NE(one_thread.output.find(" GB/s) |"), std::string::npos) << one_thread.output;
 }
 
 TEST_F(CliTest, WeightsReadOntoHugePagesOrMappedDecodeAlike) {
