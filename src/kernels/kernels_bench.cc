@@ -333,8 +333,10 @@ void RegisterAll() {
                   });
   for (DType kv_dtype : {DType::kF32, DType::kQ8_0}) {
     const std::string dtype(tensor::DTypeName(kv_dtype));
+    // 128: a shallow cache, whose first block no earlier block streams.
     benchmark::RegisterBenchmark(("AttentionDecode/" + dtype).c_str(), BM_Attention, kv_dtype, 1,
                                  CacheSpread::kFromMemory)
+        ->Arg(128)
         ->Arg(4096)
         ->Arg(32768)
         ->Unit(benchmark::kMicrosecond)
