@@ -306,6 +306,10 @@ void SiluF32(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = SiluOf(x[i]);
 }
 
+void SigmoidGateF32(float* x, const float* gate, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] /= 1.0f + std::exp(-gate[i]);
+}
+
 void SoftmaxF32(float* x, int64_t n) {
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
@@ -393,6 +397,7 @@ const KernelTable& GenericTable() {
       RmsNormF32,
       SwiGluF32,
       SiluF32,
+      SigmoidGateF32,
       SoftmaxF32,
       DotF32,
       AxpyF32,

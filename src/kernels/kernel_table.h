@@ -180,6 +180,7 @@ struct KernelTable {
   void (*rms_norm)(const float* x, const float* weight, int64_t n, float eps, float* y);
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* out);
   void (*silu)(float* x, int64_t n);  // in place
+  void (*sigmoid_gate)(float* x, const float* gate, int64_t n);  // x[i] *= sigmoid(gate[i])
   void (*softmax)(float* x, int64_t n);
   float (*dot)(const float* a, const float* b, int64_t n);
   void (*axpy)(float a, const float* x, int64_t n, float* y);

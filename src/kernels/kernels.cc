@@ -200,6 +200,10 @@ void SwiGlu(const float* gate, const float* up, int64_t n, float* out) {
 
 void Silu(float* x, int64_t n) { internal::Table().silu(x, n); }
 
+void SigmoidGate(float* x, const float* gate, int64_t n) {
+  internal::Table().sigmoid_gate(x, gate, n);
+}
+
 void Softmax(float* x, int64_t n) {
   DS_CHECK(n > 0);
   internal::Table().softmax(x, n);

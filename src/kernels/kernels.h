@@ -130,6 +130,9 @@ void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);
 // x = x / (1 + e^-x), in place.
 void Silu(float* x, int64_t n);
+
+// x[i] *= sigmoid(gate[i]) for i < n: gated attention's output gate.
+void SigmoidGate(float* x, const float* gate, int64_t n);
 // In place, numerically stable.
 void Softmax(float* x, int64_t n);
 // Indices of the k largest values, largest first (ties: lower index first). REQUIRES: k <= n.

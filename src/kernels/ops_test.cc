@@ -1,6 +1,6 @@
 // Elementwise kernels, reductions, Rope and TopK under every supported ISA, against the scalar
 // reference or hand-computed values. Tolerances (relative to the result's norm): 2e-6 for Dot,
-// Axpy, RmsNorm; 1e-5 for Softmax, SwiGlu and Silu (polynomial exp, ~2e-7 per value).
+// Axpy, RmsNorm; 1e-5 for Softmax, SwiGlu, Silu and SigmoidGate (polynomial exp, ~2e-7 per value).
 
 #include <cmath>
 #include <limits>
@@ -85,6 +85,25 @@ TEST_P(OpsTest, SiluMatchesDoublePrecisionIncludingSaturation) {
     }
     want[0] = x[0];
     Silu(x.data() + 1, n);  // +1: off vector alignment; x[0] stays
+    EXPECT_LT(RelativeError(x.data(), want.data(), n + 1), 1e-5);
+    EXPECT_TRUE(std::isfinite(x[1]));
+    EXPECT_EQ(x[0], want[0]);
+  }
+}
+
+TEST_P(OpsTest, SigmoidGateMatchesDoublePrecisionIncludingSaturation) {
+  std::mt19937 rng(6);
+  for (int64_t n : kLengths) {
+    SCOPED_TRACE(n);
+    std::vector<float> x = RandomFloats(rng, n + 1, -4.0f, 4.0f);
+    std::vector<float> gate = RandomFloats(rng, n + 1, -12.0f, 12.0f);
+    gate[1] = (n % 2) ? -200.0f : 200.0f;  // exp saturates either way
+    std::vector<float> want(n + 1);
+    for (int64_t i = 0; i <= n; ++i) {
+      want[i] = static_cast<float>(x[i] / (1.0 + std::exp(-static_cast<double>(gate[i]))));
+    }
+    want[0] = x[0];
+    SigmoidGate(x.data() + 1, gate.data() + 1, n);  // +1: off vector alignment; x[0] stays
     EXPECT_LT(RelativeError(x.data(), want.data(), n + 1), 1e-5);
     EXPECT_TRUE(std::isfinite(x[1]));
     EXPECT_EQ(x[0], want[0]);

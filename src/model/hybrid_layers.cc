@@ -140,9 +140,7 @@ void GatedAttentionMixer::Forward(const HParams& hp, const GatedAttentionWeights
   AttendOverCache(hp, layer, q_.data(), k_.data(), v_.data(), n_tokens, state, attn_.data(), pool);
   ForRanges(pool, n_tokens * hp.n_head, 16 * hd, [&](int64_t h0, int64_t h1) {
     for (int64_t head = h0; head < h1; ++head) {
-      float* o = attn_.data() + head * hd;
-      const float* gate = q_gate_.data() + head * 2 * hd + hd;
-      for (int64_t i = 0; i < hd; ++i) o[i] *= kernels::Sigmoid(gate[i]);
+      kernels::SigmoidGate(attn_.data() + head * hd, q_gate_.data() + head * 2 * hd + hd, hd);
     }
   });
   Linear(w.out, nullptr, attn_.data(), n_tokens, out, pool);
