@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "base/check.h"
@@ -32,7 +33,22 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
   DS_CHECK(n_rot % 2 == 0 && n_rot <= head_dim);
   const int64_t half = n_rot / 2;
   // Angles in double: pos * freq reaches 1e5 and more, where a float angle is off by ~1e-2 rad.
+  // Kept for the next call: a token's q and k heads, and every attention layer of a decode step,
+  // rotate at the same position (each computation is pow, cos and sin in double per pair).
+  struct Key {
+    int64_t pos, n_rot;
+    float freq_base;
+    RopeStyle style;
+    bool operator==(const Key&) const = default;
+  };
   thread_local std::vector<float> factors;
+  thread_local std::optional<Key> factors_key;
+  const Key key{pos, n_rot, freq_base, style};
+  if (factors_key == key) {
+    internal::Table().rope(x, n_heads, head_dim, n_rot, style, factors.data());
+    return;
+  }
+  factors_key = key;
   factors.resize(static_cast<size_t>(2 * n_rot));
   for (int64_t i = 0; i < half; ++i) {
     const double theta =

@@ -256,6 +256,40 @@ TEST_P(RopeTest, PositionZeroIsIdentityAndEveryShapeMatchesReference) {
   }
 }
 
+// Rope keeps its last position's factors for the next call: a call that differs from the one
+// before in any one input (position, width, base, style) gets its own, and a repeated one the
+// same rotation as a fresh one.
+TEST_P(RopeTest, EachCallRotatesByItsOwnInputsWhateverCameBefore) {
+  std::mt19937 rng(9);
+  const std::vector<float> x = RandomFloats(rng, 2 * 64);
+  const auto rotated = [&](int64_t n_rot, int64_t pos, float base, RopeStyle style) {
+    std::vector<float> got = x;
+    Rope(got.data(), 2, 64, n_rot, pos, base, style);
+    return got;
+  };
+  const auto fresh = [&](int64_t n_rot, int64_t pos, float base, RopeStyle style) {
+    std::vector<float> want = x;
+    ref::Rope(want.data(), 2, 64, n_rot, pos, base, style);
+    return want;
+  };
+  const std::vector<float> first = rotated(32, 7, 1e4f, RopeStyle::kNeox);
+  EXPECT_EQ(rotated(32, 7, 1e4f, RopeStyle::kNeox), first);
+  struct Call {
+    int64_t n_rot, pos;
+    float base;
+    RopeStyle style;
+  };
+  for (const Call& c : {Call{32, 8, 1e4f, RopeStyle::kNeox}, Call{64, 8, 1e4f, RopeStyle::kNeox},
+                        Call{64, 8, 1e6f, RopeStyle::kNeox}, Call{64, 8, 1e6f, RopeStyle::kNorm},
+                        Call{32, 7, 1e4f, RopeStyle::kNeox}}) {
+    const std::vector<float> got = rotated(c.n_rot, c.pos, c.base, c.style);
+    const std::vector<float> want = fresh(c.n_rot, c.pos, c.base, c.style);
+    EXPECT_LT(RelativeError(got.data(), want.data(), got.size()), 1e-6)
+        << c.n_rot << " " << c.pos << " " << c.base;
+  }
+  EXPECT_EQ(rotated(32, 7, 1e4f, RopeStyle::kNeox), first);
+}
+
 DS_INSTANTIATE_FOR_EACH_ISA(RopeTest);
 
 }  // namespace
