@@ -5,7 +5,6 @@
 
 #include "base/check.h"
 #include "kernels/kernels.h"
-#include "kernels/parallel.h"
 
 namespace ds::kernels {
 namespace {
