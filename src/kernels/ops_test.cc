@@ -73,41 +73,39 @@ TEST_P(OpsTest, SwiGluMatchesReferenceIncludingSaturation) {
   }
 }
 
-TEST_P(OpsTest, SiluMatchesDoublePrecisionIncludingSaturation) {
-  std::mt19937 rng(5);
+// Runs op(x + 1, gates + 1, n) over random values and checks x[i] / (1 + e^-gates[i]) against
+// double precision, with one exp saturating either way, and x[0] left as it was (the +1 puts the
+// data off vector alignment). The gates are x itself where gates_are_x (SiLU).
+template <class Op>
+void ExpectDividedByOnePlusExp(std::mt19937& rng, bool gates_are_x, Op op) {
   for (int64_t n : kLengths) {
     SCOPED_TRACE(n);
     std::vector<float> x = RandomFloats(rng, n + 1, -12.0f, 12.0f);
-    x[1] = (n % 2) ? -200.0f : 200.0f;  // exp saturates either way
+    std::vector<float> gates = gates_are_x ? x : RandomFloats(rng, n + 1, -12.0f, 12.0f);
+    gates[1] = (n % 2) ? -200.0f : 200.0f;
+    if (gates_are_x) x[1] = gates[1];
     std::vector<float> want(n + 1);
     for (int64_t i = 0; i <= n; ++i) {
-      want[i] = static_cast<float>(x[i] / (1.0 + std::exp(-static_cast<double>(x[i]))));
+      want[i] = static_cast<float>(x[i] / (1.0 + std::exp(-static_cast<double>(gates[i]))));
     }
     want[0] = x[0];
-    Silu(x.data() + 1, n);  // +1: off vector alignment; x[0] stays
+    op(x.data() + 1, gates.data() + 1, n);
     EXPECT_LT(RelativeError(x.data(), want.data(), n + 1), 1e-5);
     EXPECT_TRUE(std::isfinite(x[1]));
     EXPECT_EQ(x[0], want[0]);
   }
 }
 
+TEST_P(OpsTest, SiluMatchesDoublePrecisionIncludingSaturation) {
+  std::mt19937 rng(5);
+  ExpectDividedByOnePlusExp(rng, true, [](float* x, const float*, int64_t n) { Silu(x, n); });
+}
+
 TEST_P(OpsTest, SigmoidGateMatchesDoublePrecisionIncludingSaturation) {
   std::mt19937 rng(6);
-  for (int64_t n : kLengths) {
-    SCOPED_TRACE(n);
-    std::vector<float> x = RandomFloats(rng, n + 1, -4.0f, 4.0f);
-    std::vector<float> gate = RandomFloats(rng, n + 1, -12.0f, 12.0f);
-    gate[1] = (n % 2) ? -200.0f : 200.0f;  // exp saturates either way
-    std::vector<float> want(n + 1);
-    for (int64_t i = 0; i <= n; ++i) {
-      want[i] = static_cast<float>(x[i] / (1.0 + std::exp(-static_cast<double>(gate[i]))));
-    }
-    want[0] = x[0];
-    SigmoidGate(x.data() + 1, gate.data() + 1, n);  // +1: off vector alignment; x[0] stays
-    EXPECT_LT(RelativeError(x.data(), want.data(), n + 1), 1e-5);
-    EXPECT_TRUE(std::isfinite(x[1]));
-    EXPECT_EQ(x[0], want[0]);
-  }
+  ExpectDividedByOnePlusExp(rng, false, [](float* x, const float* gates, int64_t n) {
+    SigmoidGate(x, gates, n);
+  });
 }
 
 TEST_P(OpsTest, SoftmaxIsStableForLargeValuesAndMinusInfinity) {

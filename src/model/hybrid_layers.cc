@@ -55,7 +55,7 @@ void DeltaNetMixer::Forward(const DeltaNetDims& dims, const DeltaNetWeights& w, 
   Fit(&b_, n_tokens * dims.num_v_heads);
   Fit(&a_, n_tokens * dims.num_v_heads);
   // The conv and the q and k heads' norms of the qkv rows a task of the projection has just
-  // computed, by that task: on the calling thread between passes they took 6.6 us a layer while
+  // computed, by that task: on the calling thread between passes they took 5.9 us a layer while
   // the other thread waited, and in the higher bandwidth state, whose two vCPUs sit on different
   // CCDs, half of the rows they read came from the other one's cache. Bench model decode steps
   // alternating between the two every four tokens in one process, higher state: Q8_0 0.988-1.002

@@ -214,16 +214,15 @@ TEST(SequenceStateTest, Q8SnapshotsRoundTripAndRefuseF32Layouts) {
   EXPECT_EQ(0, std::memcmp(appended.value_rows(1), state.value_rows(1) + 2 * 68, 4 * 68));
 }
 
-// Each of layer's Q8_0 V rows [0, n) has its block scales where tensor/value_scales.h puts them.
+// Each of layer's Q8_0 V rows [0, n) has its block scales where tensor::ValueScaleIndex puts
+// them (value_scales_test pins that layout).
 void ExpectValueScalesOfRows(const SequenceState& state, int layer, int64_t n) {
   const int64_t n_blocks = state.layout().kv_row_floats / tensor::kQK;
   const auto* rows = reinterpret_cast<const tensor::BlockQ8_0*>(state.value_rows(layer));
   for (int64_t p = 0; p < n; ++p) {
     for (int64_t b = 0; b < n_blocks; ++b) {
-      const int64_t at = (p / tensor::kValueScalePositions * n_blocks + b) *
-                             tensor::kValueScalePositions +
-                         p % tensor::kValueScalePositions;
-      ASSERT_EQ(state.value_scales(layer)[at], rows[p * n_blocks + b].d)
+      ASSERT_EQ(state.value_scales(layer)[tensor::ValueScaleIndex(p, b, n_blocks)],
+                rows[p * n_blocks + b].d)
           << "layer " << layer << " position " << p << " block " << b;
     }
   }
