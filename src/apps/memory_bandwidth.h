@@ -14,7 +14,8 @@ namespace ds::apps {
 class ReadBandwidthMeter {
  public:
   ReadBandwidthMeter();
-  // Best of several passes summing the buffer, split across the pool.
+  // Best of several passes summing the buffer, split across the pool, each asking for the lines
+  // ahead of its loads in one of a few ways.
   double MeasureGBps(ThreadPool* pool) const;
 
  private:

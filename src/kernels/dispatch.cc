@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "base/check.h"
@@ -130,6 +131,26 @@ std::optional<Isa> ParseIsa(std::string_view name) {
     if (IsaName(isa) == name) return isa;
   }
   return std::nullopt;
+}
+
+bool AsksForInterleavedLines(std::string_view cpu_vendor) { return cpu_vendor == "GenuineIntel"; }
+
+bool InterleavedPassesAskForLines() {
+  static const bool asks = [] {
+#if defined(DS_KERNELS_X86)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+    // The vendor string's 12 bytes are ebx, edx, ecx in that order.
+    char vendor[12];
+    std::memcpy(vendor, &ebx, 4);
+    std::memcpy(vendor + 4, &edx, 4);
+    std::memcpy(vendor + 8, &ecx, 4);
+    return AsksForInterleavedLines(std::string_view(vendor, sizeof vendor));
+#else
+    return false;
+#endif
+  }();
+  return asks;
 }
 
 bool CpuSupports(Isa isa) {

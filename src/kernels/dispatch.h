@@ -30,6 +30,14 @@ bool CpuSupports(Isa isa);
 // Every Isa CpuSupports, scalar first.
 std::vector<Isa> SupportedIsas();
 
+// Whether a one-token pass over interleaved rows takes InterleavedPath::tile_asking_for_lines:
+// on Intel CPUs, where the hardware prefetchers alone left such a stream at about half the
+// memory's bandwidth, and not on AMD's, where the requests slowed it (x86/interleaved_rows.inc
+// has the figures). Read from cpuid once.
+bool InterleavedPassesAskForLines();
+// That rule, by cpuid's vendor string.
+bool AsksForInterleavedLines(std::string_view cpu_vendor);
+
 // Selects the table every kernel uses from now on. REQUIRES: CpuSupports(isa).
 void SetIsa(Isa isa);
 Isa CurrentIsa();

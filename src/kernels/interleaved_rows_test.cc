@@ -181,6 +181,45 @@ TEST_P(InterleavedRowsTest, MatMulsMixInterleavedAndPlainJobs) {
   }
 }
 
+// A one-token pass that also asks for its lines ahead computes the same thing: both kernels of a
+// layout, called directly (MatMul takes the one the CPU gets), on one token and on one group.
+TEST_P(InterleavedRowsTest, AskingForLinesChangesNoBits) {
+  if (!TableInterleavesAny()) GTEST_SKIP() << "this table reads K-quant rows as they lie";
+  std::mt19937 rng(8);
+  for (DType type : kInterleavable) {
+    if (!TableInterleaves(type)) continue;
+    SCOPED_TRACE(tensor::DTypeName(type));
+    const int64_t n_rows = 48, n_cols = 1280;
+    QuantMatrix m = MakeMatrix(rng, type, n_rows, n_cols);
+    const MatrixView w = InterleaveRows(m.view, m.data.data());
+    const std::vector<float> x = RandomFloats(rng, n_cols);
+    std::vector<tensor::BlockQ8_K> act(n_cols / tensor::kQK_K);
+    internal::Table().quantize_q8_k(x.data(), n_cols, act.data());
+    const internal::InterleavedPath path = internal::Table().interleaved(type);
+    ASSERT_NE(path.tile_asking_for_lines, nullptr);
+    const auto* act_bytes = reinterpret_cast<const uint8_t*>(act.data());
+    const int64_t act_bytes_per_token = static_cast<int64_t>(act.size() * sizeof(act[0]));
+    for (int64_t rows : {n_rows, int64_t{internal::kInterleavedRows}}) {
+      std::vector<float> quiet(rows), asking(rows);
+      path.tile(w.row(0), w.row_bytes, rows, n_cols, act_bytes, act_bytes_per_token, 1,
+                quiet.data());
+      path.tile_asking_for_lines(w.row(0), w.row_bytes, rows, n_cols, act_bytes,
+                                 act_bytes_per_token, 1, asking.data());
+      EXPECT_EQ(quiet, asking) << rows << " rows";
+      std::vector<float> via_matvec(n_rows);
+      MatVec(w, x.data(), via_matvec.data(), nullptr);
+      EXPECT_TRUE(std::equal(quiet.begin(), quiet.end(), via_matvec.begin()));
+    }
+  }
+}
+
+TEST(InterleavedLineRequestsTest, OnIntelCpusOnly) {
+  EXPECT_TRUE(internal::AsksForInterleavedLines("GenuineIntel"));
+  EXPECT_FALSE(internal::AsksForInterleavedLines("AuthenticAMD"));
+  EXPECT_FALSE(internal::AsksForInterleavedLines("HygonGenuine"));
+  EXPECT_FALSE(internal::AsksForInterleavedLines(""));
+}
+
 DS_INSTANTIATE_FOR_EACH_ISA(InterleavedRowsTest);
 
 }  // namespace

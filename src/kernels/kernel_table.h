@@ -160,9 +160,12 @@ struct WideQ8Path {
 // the TileDotFn of matrices so laid out (num_rows a multiple of kInterleavedRows, w_stride_bytes
 // a row's share of a group), which reads tensor::BlockQ8_K rows at act + t * act_stride_bytes for
 // any number of tokens, each token with the bits it has alone.
+// tile_asking_for_lines is the same kernel, whose one-token passes also ask for each line ahead
+// as the row kernels do (dispatch.h's InterleavedPassesAskForLines says which the CPU gets).
 struct InterleavedPath {
   void (*interleave)(uint8_t* rows, int64_t n_cols) = nullptr;
   TileDotFn tile = nullptr;
+  TileDotFn tile_asking_for_lines = nullptr;
 };
 
 struct KernelTable {

@@ -65,10 +65,13 @@ internal::InterleavedPath InterleavedPathFor(tensor::DType type) {
 // take BlockQ8_K rows for any number of tokens.
 void InterleavedRows(const MatrixView& w, const PreparedActivations& act, int64_t n_tokens,
                      float* y, int64_t r0, int64_t r1) {
-  const internal::TileDotFn tile = InterleavedPathFor(w.type).tile;
+  const internal::InterleavedPath path = InterleavedPathFor(w.type);
+  const internal::TileDotFn tile = path.tile;
   DS_CHECK_MSG(tile != nullptr, "interleaved rows need the table that interleaved them");
   if (n_tokens == 1) {
-    tile(w.row(r0), w.row_bytes, r1 - r0, w.n_cols, act.rows, act.act_stride, 1, y + r0);
+    const internal::TileDotFn one_token =
+        internal::InterleavedPassesAskForLines() ? path.tile_asking_for_lines : tile;
+    one_token(w.row(r0), w.row_bytes, r1 - r0, w.n_cols, act.rows, act.act_stride, 1, y + r0);
     return;
   }
   // A group of rows per call for every token: y is token-major.
