@@ -199,6 +199,8 @@ TEST_P(InterleavedRowsTest, AskingForLinesChangesNoBits) {
     ASSERT_NE(path.tile_asking_for_lines, nullptr);
     const auto* act_bytes = reinterpret_cast<const uint8_t*>(act.data());
     const int64_t act_bytes_per_token = static_cast<int64_t>(act.size() * sizeof(act[0]));
+    std::vector<float> via_matvec(n_rows);
+    MatVec(w, x.data(), via_matvec.data(), nullptr);
     for (int64_t rows : {n_rows, int64_t{internal::kInterleavedRows}}) {
       std::vector<float> quiet(rows), asking(rows);
       path.tile(w.row(0), w.row_bytes, rows, n_cols, act_bytes, act_bytes_per_token, 1,
@@ -206,8 +208,6 @@ TEST_P(InterleavedRowsTest, AskingForLinesChangesNoBits) {
       path.tile_asking_for_lines(w.row(0), w.row_bytes, rows, n_cols, act_bytes,
                                  act_bytes_per_token, 1, asking.data());
       EXPECT_EQ(quiet, asking) << rows << " rows";
-      std::vector<float> via_matvec(n_rows);
-      MatVec(w, x.data(), via_matvec.data(), nullptr);
       EXPECT_TRUE(std::equal(quiet.begin(), quiet.end(), via_matvec.begin()));
     }
   }
