@@ -12,6 +12,7 @@
 #include <random>
 
 #include "apps/commands.h"
+#include "apps/cpu_name.h"
 #include "apps/cpu_steal.h"
 #include "apps/kv_quant.h"
 #include "apps/loaded_model.h"
@@ -101,6 +102,7 @@ Status Bench(const BenchFlags& flags) {
   const double int8_gops = kernels::MeasureInt8DotPeakGops(&pool);
   const TokenCost cost = ActiveCostPerToken(*loaded.file, model.hparams());
   const double floor_tps = bandwidth_gbps * 1e9 / cost.weight_bytes;
+  std::printf("cpu: %s\n", DescribeCpu().c_str());
   std::printf("memory read bandwidth: %.2f GB/s (%d threads; read again before each decode "
               "test and after it, whose floor takes the higher reading)\n",
               bandwidth_gbps, pool.num_threads());

@@ -139,6 +139,8 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
   Result r = RunDeltaserve("bench-model -m " + TinyModelPath("qwen35moe") +
                            " -p 16 -n 4 -d 0 -d 32 -r 2 -t 2");
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("cpu: ", 0), 0u) << "the report starts with the CPU: " << r.output;
+  EXPECT_NE(r.output.find(" online CPU"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("memory read bandwidth: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("| model | size | params | threads | test | t/s |"), std::string::npos)
       << r.output;
