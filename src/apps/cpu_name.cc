@@ -1,12 +1,12 @@
 #include "apps/cpu_name.h"
 
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+
+#include "base/file_text.h"
 
 namespace ds::apps {
 namespace {
@@ -51,10 +51,8 @@ CpuFamilyModel DecodeCpuSignature(uint32_t leaf1_eax) {
 
 std::string DescribeCpu() {
   std::string line = "unknown CPU";
-  if (std::ifstream in("/proc/cpuinfo"); in) {
-    std::stringstream text;
-    text << in.rdbuf();
-    if (std::optional<std::string> name = ParseCpuModelName(text.str())) line = *name;
+  if (const StatusOr<std::string> text = ReadFileText("/proc/cpuinfo"); text.ok()) {
+    if (std::optional<std::string> name = ParseCpuModelName(*text)) line = *name;
   }
 #if defined(__x86_64__) || defined(__i386__)
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;

@@ -1,9 +1,9 @@
 #include "apps/cpu_steal.h"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "base/file_text.h"
 
 namespace ds::apps {
 
@@ -42,11 +42,9 @@ std::optional<CpuTicks> ParseCpuTicks(std::string_view proc_stat) {
 }
 
 std::optional<CpuTicks> ReadCpuTicks() {
-  std::ifstream in("/proc/stat");
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseCpuTicks(text.str());
+  const StatusOr<std::string> text = ReadFileText("/proc/stat");
+  if (!text.ok()) return std::nullopt;
+  return ParseCpuTicks(*text);
 }
 
 void StealMeter::Begin() { start_ = ReadCpuTicks(); }

@@ -1,12 +1,11 @@
 // `deltaserve make-model`: writes a GGUF with seeded random weights for a config, optionally
 // with an imported Hugging Face tokenizer. `--preset` names the configs the project relies on.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "apps/commands.h"
 #include "apps/default_vocab.h"
 #include "apps/make_model.h"
+#include "base/file_text.h"
 
 namespace ds::apps {
 namespace {
@@ -70,18 +69,10 @@ StatusOr<ModelConfig> Preset(const std::string& name) {
   return InvalidArgumentError("unknown preset '" + name + "' (known: default, bench)");
 }
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot open " + path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 Status MakeModelMain(const MakeModelFlags& flags) {
   DS_ASSIGN_OR_RETURN(ModelConfig config, Preset(flags.preset));
   if (!flags.config_path.empty()) {
-    DS_ASSIGN_OR_RETURN(std::string json, ReadFile(flags.config_path));
+    DS_ASSIGN_OR_RETURN(std::string json, ReadFileText(flags.config_path));
     DS_RETURN_IF_ERROR(ApplyConfigJson(json, &config));
   }
   if (!flags.arch.empty()) config.arch = flags.arch;

@@ -1,11 +1,10 @@
 // ImportHfTokenizer (declared in vocab.h): tokenizer.json + tokenizer_config.json -> Vocab, making
 // the choices llama.cpp's convert_hf_to_gguf.py makes for byte-level BPE models.
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string_view>
 
+#include "base/file_text.h"
 #include "text/vocab.h"
 
 namespace ds::text {
@@ -27,11 +26,8 @@ const std::pair<std::string_view, std::string_view> kKnownPreRegexes[] = {
 };
 
 StatusOr<Json> ReadJson(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path + ": cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  Json json = Json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadFileText(path));
+  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return InvalidArgumentError(path + ": not valid JSON");
   if (!json.is_object()) return InvalidArgumentError(path + ": top level is not an object");
   return json;
