@@ -14,7 +14,7 @@
 #include "kernels/test_util.h"
 #include "tensor/dtype.h"
 #include "tensor/quant.h"
-#include "tensor/value_scales.h"
+#include "tensor/value_spans.h"
 
 namespace ds::kernels {
 namespace {
@@ -43,36 +43,47 @@ AttentionCase MakeCase(std::mt19937& rng, int64_t n_tokens, int64_t first_pos, i
   return c;
 }
 
-// The case's K and V as a cache of kv_dtype rows keeps them (K tiled where its shape is), and
-// the K rows as they went in.
+// How a case's cache holds K and V: as rows, or K in tiles and V in spans (what the tables that
+// take them in integers read), or one of each.
+struct KvLayout {
+  bool k_tiles, v_spans;
+};
+constexpr KvLayout kRows{false, false}, kTilesAndSpans{true, true};
+constexpr KvLayout kEveryLayout[] = {kRows, kTilesAndSpans, {true, false}, {false, true}};
+
+void UseLayout(const KvLayout& layout, AttentionArgs* args) {
+  args->k_tiles_wanted = layout.k_tiles;
+  args->v_spans_wanted = layout.v_spans;
+}
+
+// The case's K and V as a cache of kv_dtype rows keeps them (K tiled, V in spans where their
+// shapes are), and the rows as they went in.
 struct StoredKv {
-  std::vector<uint8_t> k, v, k_rows;
-  std::vector<uint16_t> v_scales;  // Q8_0 V's (tensor/value_scales.h)
+  std::vector<uint8_t> k, v, k_rows, v_rows;
   int64_t row_bytes;
   // Points args at this cache.
   void UseIn(AttentionArgs* args) const {
     args->k_cache = k.data();
     args->v_cache = v.data();
-    args->v_scales = v_scales.data();
   }
 };
 StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
   const int64_t row = c.args.n_kv_heads * c.args.head_dim;
   const int64_t n_rows = c.args.first_pos + c.args.n_tokens;
-  const tensor::KeyShape shape{kv_dtype, c.args.n_kv_heads, c.args.head_dim,
-                               c.args.k_tiles_wanted};
+  const tensor::KeyShape key_shape{kv_dtype, c.args.n_kv_heads, c.args.head_dim,
+                                   c.args.k_tiles_wanted};
+  const tensor::ValueShape value_shape{kv_dtype, c.args.n_kv_heads, c.args.head_dim,
+                                       c.args.v_spans_wanted};
   StoredKv stored;
   stored.row_bytes = tensor::RowBytes(kv_dtype, row);
-  stored.k.resize(shape.CacheBytes(n_rows));
-  stored.v.resize(n_rows * stored.row_bytes);
+  stored.k.resize(key_shape.CacheBytes(n_rows));
+  stored.v.resize(value_shape.CacheBytes(n_rows));
   stored.k_rows.resize(n_rows * stored.row_bytes);
-  StoreKeyRows(c.k.data(), 0, n_rows, shape, stored.k.data());
-  StoreKvRows(c.v.data(), n_rows, row, kv_dtype, stored.v.data());
-  tensor::GetKeyRows(stored.k.data(), 0, n_rows, shape, stored.k_rows.data());
-  if (kv_dtype == tensor::DType::kQ8_0) {
-    stored.v_scales.resize(tensor::ValueScalesSize(n_rows, row));
-    tensor::PutValueScales(stored.v.data(), 0, n_rows, row, stored.v_scales.data());
-  }
+  stored.v_rows.resize(n_rows * stored.row_bytes);
+  StoreKeyRows(c.k.data(), 0, n_rows, key_shape, stored.k.data());
+  StoreValueRows(c.v.data(), 0, n_rows, value_shape, stored.v.data());
+  tensor::GetKeyRows(stored.k.data(), 0, n_rows, key_shape, stored.k_rows.data());
+  tensor::GetValueRows(stored.v.data(), 0, n_rows, value_shape, stored.v_rows.data());
   return stored;
 }
 
@@ -101,15 +112,16 @@ std::vector<float> QueriesAsRead(const AttentionCase& c, tensor::DType kv_dtype)
   return rounded;
 }
 
-// How near the current table's attention over kv_dtype rows comes to the f32 result over their
-// values: 1e-5 of the output's norm, or, where Q8_0 V weights are encoded as 16-bit integers
-// (each rounded by up to 1/65534 of its step's largest), 3e-4: over these random cases, whose
-// weights spread about 17-fold within a step, that moved outputs by up to 9e-5.
-double ToleranceOver(tensor::DType kv_dtype) {
-  const bool encoded =
-      kv_dtype == tensor::DType::kQ8_0 && internal::Table().attend_encodes_q8_value_weights;
-  return encoded ? 3e-4 : 1e-5;
+// Whether the current table's attention over args' cache encodes its V weights as integers.
+bool EncodesValueWeights(const AttentionArgs& args) {
+  return ValueShapeOf(args).spanned() && internal::Table().attend_encodes_q8_value_weights;
 }
+
+// How near the current table's attention over args' cache comes to the f32 result over its
+// values: 1e-5 of the output's norm, or, where V weights are encoded as 15-bit integers (each
+// rounded by up to 1/65534 of its step's largest), 3e-4: over these random cases, whose weights
+// spread about 17-fold within a step, that moved outputs by up to 9e-5.
+double ToleranceOver(const AttentionArgs& args) { return EncodesValueWeights(args) ? 3e-4 : 1e-5; }
 
 class AttentionTest : public IsaTest {};
 
@@ -194,16 +206,17 @@ TEST_P(AttentionTest, ATokenAloneMatchesItsBatchBitForBit) {
 
 // Attention over a batch of n_tokens after first_pos cached positions, on two threads, stays
 // near the reference, and each of `tokens` attended alone gives its bits in the batch on one,
-// two and three threads, for f32 and Q8_0 KV rows (K as rows and tiled).
+// two and three threads, for f32 and Q8_0 KV rows (as rows, K tiled and V in spans).
 void ExpectEachTokenAloneGetsTheBatchBits(std::mt19937& rng, int64_t n_tokens, int64_t first_pos,
                                           int64_t head_dim, std::initializer_list<int64_t> tokens) {
   const int64_t n_heads = 8, n_kv_heads = 2;
-  for (const auto& [kv_dtype, tiles] : {std::pair{tensor::DType::kF32, false},
-                                        std::pair{tensor::DType::kQ8_0, false},
-                                        std::pair{tensor::DType::kQ8_0, true}}) {
-    SCOPED_TRACE(testing::Message() << tensor::DTypeName(kv_dtype) << " tiles " << tiles);
+  for (const auto& [kv_dtype, layout] : {std::pair{tensor::DType::kF32, kRows},
+                                         std::pair{tensor::DType::kQ8_0, kRows},
+                                         std::pair{tensor::DType::kQ8_0, kTilesAndSpans}}) {
+    SCOPED_TRACE(testing::Message() << tensor::DTypeName(kv_dtype) << " tiles and spans "
+                                    << layout.k_tiles);
     AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
-    c.args.k_tiles_wanted = tiles;
+    UseLayout(layout, &c.args);
     const StoredKv stored = StoreKv(c, kv_dtype);
     stored.UseIn(&c.args);
     c.args.kv_dtype = kv_dtype;
@@ -216,7 +229,7 @@ void ExpectEachTokenAloneGetsTheBatchBits(std::mt19937& rng, int64_t n_tokens, i
     ref::Attention(reference);
     c.args.out = batch.data();
     Attention(c.args, &pool2);
-    EXPECT_LT(RelativeError(batch.data(), want.data(), want.size()), ToleranceOver(kv_dtype));
+    EXPECT_LT(RelativeError(batch.data(), want.data(), want.size()), ToleranceOver(c.args));
     const int64_t row = n_heads * head_dim;
     for (int64_t t : tokens) {
       AttentionArgs one = c.args;
@@ -252,8 +265,8 @@ TEST_P(AttentionTest, DecodeOverManyChunksTakesEveryHeadWithTheBatchBits) {
   ExpectEachTokenAloneGetsTheBatchBits(rng, 3, 5000, 128, {0, 1, 2});
 }
 
-// The case's attention over its K and V stored as Q8_0 rows (K tiled where it asks), and the
-// f32 attention of queries q_f32 over the same values dequantised.
+// The case's attention over its K and V stored as Q8_0 rows (K tiled, V in spans where it asks),
+// and the f32 attention of queries q_f32 over the same values dequantised.
 struct Q8Outputs {
   StoredKv stored;
   AttentionArgs q8;  // over `stored`
@@ -266,7 +279,7 @@ void AttendQ8AndDequantised(const AttentionCase& c, const float* q_f32, ThreadPo
   out->stored = StoreKv(c, tensor::DType::kQ8_0);
   std::vector<float> k_deq(n_values), v_deq(n_values);
   tensor::DequantizeRow(tensor::DType::kQ8_0, out->stored.k_rows.data(), k_deq.data(), n_values);
-  tensor::DequantizeRow(tensor::DType::kQ8_0, out->stored.v.data(), v_deq.data(), n_values);
+  tensor::DequantizeRow(tensor::DType::kQ8_0, out->stored.v_rows.data(), v_deq.data(), n_values);
   out->quantised.resize(c.q.size());
   out->dequantised.resize(c.q.size());
   out->q8 = c.args;
@@ -275,6 +288,7 @@ void AttendQ8AndDequantised(const AttentionCase& c, const float* q_f32, ThreadPo
   out->q8.out = out->quantised.data();
   Attention(out->q8, pool);
   AttentionArgs f32 = c.args;
+  f32.kv_dtype = tensor::DType::kF32;
   f32.q = q_f32;
   f32.k_cache = k_deq.data();
   f32.v_cache = v_deq.data();
@@ -285,18 +299,21 @@ void AttendQ8AndDequantised(const AttentionCase& c, const float* q_f32, ThreadPo
 // Q8_0 KV rows give the f32 result over their dequantised values (and so stay within the
 // reference's tolerance), also for the last token attended alone: exactly, or, in a table that
 // scores them in int8 or encodes V weights, within ToleranceOver for the queries as it reads
-// them. K as rows or tiled.
+// them. K as rows or tiled, V as rows or in spans.
 void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_tokens,
                                                int64_t first_pos, int64_t n_heads,
-                                               int64_t n_kv_heads, int64_t head_dim, bool tiles) {
+                                               int64_t n_kv_heads, int64_t head_dim,
+                                               const KvLayout& layout) {
   SCOPED_TRACE(testing::Message() << "tokens " << n_tokens << " heads " << n_heads
                                   << " kv heads " << n_kv_heads << " head_dim " << head_dim
-                                  << " tiles " << tiles);
+                                  << " K tiles " << layout.k_tiles << " V spans "
+                                  << layout.v_spans);
   AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
-  c.args.k_tiles_wanted = tiles;
+  UseLayout(layout, &c.args);
+  c.args.kv_dtype = tensor::DType::kQ8_0;
   const std::vector<float> q_as_read = QueriesAsRead(c, tensor::DType::kQ8_0);
-  const bool exact = q_as_read == c.q && !internal::Table().attend_encodes_q8_value_weights;
-  const double tolerance = ToleranceOver(tensor::DType::kQ8_0);
+  const bool exact = q_as_read == c.q && !EncodesValueWeights(c.args);
+  const double tolerance = ToleranceOver(c.args);
   ThreadPool pool(2);
   Q8Outputs outputs;
   AttendQ8AndDequantised(c, q_as_read.data(), &pool, &outputs);
@@ -329,11 +346,11 @@ void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_toke
 
 TEST_P(AttentionTest, Q8KvEqualsF32AttentionOverTheDequantisedRows) {
   std::mt19937 rng(15);
-  for (bool tiles : {false, true}) {
+  for (const KvLayout& layout : kEveryLayout) {
     const auto expect = [&](int64_t n_tokens, int64_t first_pos, int64_t n_heads,
                             int64_t n_kv_heads, int64_t head_dim = 64) {
       ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, n_tokens, first_pos, n_heads, n_kv_heads,
-                                                head_dim, tiles);
+                                                head_dim, layout);
     };
     for (int64_t n_kv_heads : {1, 2}) expect(9, 100, 4, n_kv_heads);
     // Tiles of exactly the queries one group reads together: of tokens, heads or both.
@@ -365,6 +382,8 @@ TEST_P(AttentionTest, Q8ValueStepsFarBelowTheMaximumAddNothing) {
   for (bool high_first : {true, false}) {
     SCOPED_TRACE(testing::Message() << "high positions first: " << high_first);
     AttentionCase c = MakeCase(rng, 1, kPositions - 1, kHeadDim, 2, 1);
+    UseLayout(kTilesAndSpans, &c.args);
+    c.args.kv_dtype = tensor::DType::kQ8_0;
     std::fill(c.q.begin(), c.q.end(), 5.0f);
     for (int64_t p = 0; p < kPositions; ++p) {
       const bool high = (p < 256) == high_first;
@@ -376,7 +395,7 @@ TEST_P(AttentionTest, Q8ValueStepsFarBelowTheMaximumAddNothing) {
     const std::vector<float>& quantised = outputs.quantised;
     const std::vector<float>& dequantised = outputs.dequantised;
     EXPECT_LT(RelativeError(quantised.data(), dequantised.data(), quantised.size()),
-              ToleranceOver(tensor::DType::kQ8_0));
+              ToleranceOver(c.args));
   }
 }
 

@@ -16,7 +16,7 @@
 
 #include "kernels/kernels.h"
 #include "tensor/blocks.h"
-#include "tensor/value_scales.h"
+#include "tensor/value_spans.h"
 
 namespace ds::kernels::internal {
 
@@ -197,9 +197,10 @@ struct KernelTable {
   // Whether attend, over tiled K caches (tensor/key_tiles.h), scores each query in int8 as the
   // sum of its int8 encoding (quantize_q8's ActBlockQ8) and that of what it leaves over.
   bool attend_rounds_q8_queries;
-  // Whether attend, over Q8_0 V caches, encodes each query's weights times the V scales as 16-bit
-  // integers per step and block of the head (x86/kv_values.inc): a rounding of at most 1/65534 of
-  // the step's largest, so its result is near, not equal to, the f32 one over the same values.
+  // Whether attend, over V caches in spans (tensor/value_spans.h), encodes each query's weights
+  // times the V scales as 15-bit integers per step and block of the head (x86/kv_values.inc): a
+  // rounding of at most 1/65534 of the step's largest, so its result is near, not equal to, the
+  // f32 one over the same values.
   bool attend_encodes_q8_value_weights;
   // The two vector steps of kernels::TopK, which narrows the candidates before sorting them:
   // maxima[b] = max of x[b * kTopKBlock, (b + 1) * kTopKBlock) for b < n_blocks, and the
@@ -253,9 +254,6 @@ struct KvHeadRows {
 };
 // The rows of the KV head whose slice starts at element kv_offset of each cache row.
 KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_offset);
-// Where args.v_scales holds the scales of KV head kv's first block for positions from p on (its
-// next block's, tensor::kValueScalePositions on). REQUIRES: p % kValueScalePositions == 0.
-const uint16_t* ValueScalesOf(const AttentionArgs& args, int64_t p, int64_t kv);
 
 // This thread's scratch for a kernel's per-call tables: at least `bytes` bytes, 64-byte aligned,
 // kept between calls (a warm decode step allocates nothing) and valid until the thread's next

@@ -19,7 +19,6 @@
 #include "kernels/parallel.h"
 #include "tensor/blocks.h"
 #include "tensor/quant.h"
-#include "tensor/value_scales.h"
 
 namespace ds::kernels {
 
@@ -90,18 +89,38 @@ void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
   }
 }
 
+void StoreValueRows(const float* v, int64_t first_pos, int64_t n_tokens,
+                    const tensor::ValueShape& shape, uint8_t* cache) {
+  const int64_t row_floats = shape.n_kv_heads * shape.head_dim;
+  if (!shape.spanned()) {
+    StoreKvRows(v, n_tokens, row_floats, shape.dtype, cache + first_pos * shape.row_bytes());
+    return;
+  }
+  thread_local std::vector<uint8_t> row;
+  row.resize(static_cast<size_t>(shape.row_bytes()));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    tensor::QuantizeRow(shape.dtype, v + t * row_floats, row.data(), row_floats);
+    tensor::PutValueRows(row.data(), first_pos + t, 1, shape, cache);
+  }
+}
+
 tensor::KeyShape KeyShapeOf(const AttentionArgs& args) {
   return {args.kv_dtype, args.n_kv_heads, args.head_dim, args.k_tiles_wanted};
 }
 
 bool PrefersTiledKeys() { return internal::Table().attend_rounds_q8_queries; }
 
+tensor::ValueShape ValueShapeOf(const AttentionArgs& args) {
+  return {args.kv_dtype, args.n_kv_heads, args.head_dim, args.v_spans_wanted};
+}
+
+bool PrefersValueSpans() { return internal::Table().attend_encodes_q8_value_weights; }
+
 void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);
   DS_CHECK(args.head_dim > 0 && args.first_pos >= 0);
   DS_CHECK(args.kv_dtype == tensor::DType::kF32 ||
-           (args.kv_dtype == tensor::DType::kQ8_0 && args.head_dim % tensor::kQK == 0 &&
-            args.v_scales != nullptr));
+           (args.kv_dtype == tensor::DType::kQ8_0 && args.head_dim % tensor::kQK == 0));
   const internal::AttendFn attend = internal::Table().attend;
   const internal::AttendMergeFn merge = internal::Table().attend_merge;
   const int64_t group = args.n_heads / args.n_kv_heads;
@@ -300,12 +319,6 @@ KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_off
   const int64_t row_floats = args.n_kv_heads * args.head_dim;
   return {static_cast<const uint8_t*>(cache) + tensor::RowBytes(args.kv_dtype, kv_offset),
           tensor::RowBytes(args.kv_dtype, row_floats)};
-}
-
-const uint16_t* ValueScalesOf(const AttentionArgs& args, int64_t p, int64_t kv) {
-  const int64_t head_blocks = args.head_dim / tensor::kQK;
-  return args.v_scales +
-         tensor::ValueScaleIndex(p, kv * head_blocks, args.n_kv_heads * head_blocks);
 }
 
 void* KernelScratch(int64_t bytes) {

@@ -15,6 +15,7 @@
 #include "base/thread_pool.h"
 #include "tensor/dtype.h"
 #include "tensor/key_tiles.h"
+#include "tensor/value_spans.h"
 
 namespace ds::kernels {
 
@@ -94,10 +95,10 @@ struct AttentionArgs {
   // tiled where KeyShapeOf(*this).tiled(), rows of n_kv_heads * head_dim otherwise).
   const void* k_cache = nullptr;
   bool k_tiles_wanted = false;  // the K cache's KeyShape::tiles_wanted
-  const void* v_cache = nullptr;  // [first_pos + n_tokens] rows of n_kv_heads * head_dim
-  // A Q8_0 V cache's block scales by block (tensor/value_scales.h), required with Q8_0 rows: the
-  // tables that sum V in integers read the scales from there.
-  const uint16_t* v_scales = nullptr;
+  // V of the same positions as StoreValueRows writes them (tensor/value_spans.h: in spans where
+  // ValueShapeOf(*this).spanned(), rows of n_kv_heads * head_dim otherwise).
+  const void* v_cache = nullptr;
+  bool v_spans_wanted = false;  // the V cache's ValueShape::spans_wanted
   // The rows' element type: kF32, or kQ8_0 (then head_dim % 32 == 0). Q8_0 rows are read as
   // their exact dequantised values, so the result equals f32 attention over those values.
   tensor::DType kv_dtype = tensor::DType::kF32;
@@ -116,15 +117,23 @@ tensor::KeyShape KeyShapeOf(const AttentionArgs& args);
 // Whether the active table reads K caches faster as tiles (KeyShape::tiles_wanted): it scores
 // them in int8. Others read tiled caches too, gathering each position's slices.
 bool PrefersTiledKeys();
+// The layout of args.v_cache.
+tensor::ValueShape ValueShapeOf(const AttentionArgs& args);
+// Whether the active table reads V caches faster in spans (ValueShape::spans_wanted): it sums
+// them in integers. Others read spans too, gathering each position's slices.
+bool PrefersValueSpans();
 
-// Writes n_rows rows of row_floats values as KV rows of `dtype` (kF32 or kQ8_0) at dst: a V
-// cache's rows, or a K cache's when the shape is not tiled.
+// Writes n_rows rows of row_floats values as KV rows of `dtype` (kF32 or kQ8_0) at dst: a cache
+// of rows.
 void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::DType dtype,
                  uint8_t* dst);
 // Writes K rows k[n_tokens][n_kv_heads * head_dim] as positions [first_pos, first_pos +
 // n_tokens) of a K cache of `shape` (room for shape.CacheBytes(first_pos + n_tokens) bytes).
 void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
                   const tensor::KeyShape& shape, uint8_t* cache);
+// The same for V rows and a V cache.
+void StoreValueRows(const float* v, int64_t first_pos, int64_t n_tokens,
+                    const tensor::ValueShape& shape, uint8_t* cache);
 
 // out = silu(gate) * up, elementwise. out may alias either input.
 void SwiGlu(const float* gate, const float* up, int64_t n, float* out);

@@ -25,7 +25,6 @@
 #include "kernels/kernels.h"
 #include "tensor/dtype.h"
 #include "tensor/quant.h"
-#include "tensor/value_scales.h"
 
 namespace ds::kernels {
 namespace {
@@ -167,10 +166,8 @@ constexpr int64_t kHeads = 8, kKvHeads = 2, kHeadDim = 128;
 struct LayerCaches {
   // In buffers like a sequence's (see base/large_buffer.h).
   std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> caches;
-  // Of each layer's Q8_0 V rows (tensor/value_scales.h).
-  std::vector<std::vector<uint16_t, LargeBufferAllocator<uint16_t>>> value_scales;
   int64_t n_layers;
-  int64_t layer_bytes;  // of K (or V) of one layer, V's rows rounded up as K's tiles
+  int64_t layer_bytes;  // of K (or V) of one layer, the larger of the two (tiles, spans)
 };
 
 // Where: one layer alone, read again and again, so that a shallow cache stays in L2 (what a
@@ -184,24 +181,19 @@ LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos,
   const int64_t min_cache_bytes = one_layer ? 0 : int64_t{256} << 20;
   const int64_t row_floats = kKvHeads * kHeadDim;
   const tensor::KeyShape key_shape{kv_dtype, kKvHeads, kHeadDim, PrefersTiledKeys()};
+  const tensor::ValueShape value_shape{kv_dtype, kKvHeads, kHeadDim, PrefersValueSpans()};
   const std::vector<float> rows = RandomActivations(n_pos * row_floats);
-  const int64_t layer_bytes = key_shape.CacheBytes(n_pos);
+  const int64_t layer_bytes = std::max(key_shape.CacheBytes(n_pos), value_shape.CacheBytes(n_pos));
   std::vector<uint8_t> keys(static_cast<size_t>(layer_bytes));
   std::vector<uint8_t> values(static_cast<size_t>(layer_bytes));
   StoreKeyRows(rows.data(), 0, n_pos, key_shape, keys.data());
-  StoreKvRows(rows.data(), n_pos, row_floats, kv_dtype, values.data());
-  std::vector<uint16_t> value_scales;
-  if (kv_dtype == tensor::DType::kQ8_0) {
-    value_scales.resize(static_cast<size_t>(tensor::ValueScalesSize(n_pos, row_floats)));
-    tensor::PutValueScales(values.data(), 0, n_pos, row_floats, value_scales.data());
-  }
+  StoreValueRows(rows.data(), 0, n_pos, value_shape, values.data());
   const int64_t n_layers =
       std::max(min_layers, min_cache_bytes / std::max<int64_t>(1, 2 * layer_bytes));
-  LayerCaches out{{}, {}, n_layers, layer_bytes};
+  LayerCaches out{{}, n_layers, layer_bytes};
   for (int64_t l = 0; l < n_layers; ++l) {
     out.caches.emplace_back(keys.begin(), keys.end());
     out.caches.emplace_back(values.begin(), values.end());
-    out.value_scales.emplace_back(value_scales.begin(), value_scales.end());
   }
   return out;
 }
@@ -223,6 +215,7 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   args.head_dim = kHeadDim;
   args.first_pos = depth;
   args.k_tiles_wanted = PrefersTiledKeys();
+  args.v_spans_wanted = PrefersValueSpans();
   args.scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
   args.out = out.data();
   ThreadPool pool(g_threads);
@@ -230,7 +223,6 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
   for (auto _ : state) {
     args.k_cache = kv.caches[2 * layer].data();
     args.v_cache = kv.caches[2 * layer + 1].data();
-    args.v_scales = kv.value_scales[layer].data();
     layer = (layer + 1) % kv.n_layers;
     Attention(args, &pool);
     benchmark::DoNotOptimize(out.data());

@@ -28,7 +28,7 @@ class KvStream {
   explicit KvStream(AskForLine ask_for_line) : ask_for_line_(ask_for_line) {}
 
   // Starts a block whose work is `work` units (Advance's), during which the lines of k, then of
-  // v, then of v_scales (a Q8_0 V cache's scales by block, tensor/value_scales.h), the next
+  // v, then of v_scales (the scales of a V cache in spans, tensor/value_spans.h), the next
   // block's bytes, are asked for at an even pace, each line of a run once.
   void Begin(const StreamRuns& k, const StreamRuns& v, const StreamRuns& v_scales, float work) {
     runs_[0] = Merged(k);

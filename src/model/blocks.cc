@@ -66,21 +66,18 @@ void Project(const float* x, int64_t n_tokens, std::initializer_list<Projection>
 void AttendOverCache(const HParams& hp, int layer, const float* q, const float* k,
                      const float* v, int64_t n_tokens, state::SequenceState* state, float* out,
                      ThreadPool* pool) {
-  const int64_t kv_dim = hp.n_head_kv * hp.head_dim;
   const int64_t first_pos = state->num_tokens();
   const tensor::DType kv_dtype = state->layout().kv_dtype;
-  const int64_t kv_row_bytes = state->layout().KvRowBytes();
   kernels::StoreKeyRows(k, first_pos, n_tokens, state->layout().key_shape(),
                         state->key_rows(layer));
-  kernels::StoreKvRows(v, n_tokens, kv_dim, kv_dtype,
-                       state->value_rows(layer) + first_pos * kv_row_bytes);
-  state->IndexValueRows(layer, first_pos, n_tokens);
+  kernels::StoreValueRows(v, first_pos, n_tokens, state->layout().value_shape(),
+                          state->value_rows(layer));
   kernels::AttentionArgs args;
   args.q = q;
   args.k_cache = state->key_rows(layer);
   args.k_tiles_wanted = state->layout().tile_keys;
   args.v_cache = state->value_rows(layer);
-  if (kv_dtype == tensor::DType::kQ8_0) args.v_scales = state->value_scales(layer);
+  args.v_spans_wanted = state->layout().span_values;
   args.kv_dtype = kv_dtype;
   args.n_tokens = n_tokens;
   args.n_heads = hp.n_head;

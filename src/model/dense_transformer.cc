@@ -107,6 +107,7 @@ state::StateLayout DenseTransformer::StateLayoutFor(int64_t max_tokens) const {
   layout.kv_row_floats = hparams_.n_head_kv * hparams_.head_dim;
   layout.n_kv_heads = hparams_.n_head_kv;
   layout.tile_keys = kernels::PrefersTiledKeys();
+  layout.span_values = kernels::PrefersValueSpans();
   layout.max_tokens = max_tokens;
   return layout;
 }

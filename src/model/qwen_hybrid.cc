@@ -204,6 +204,7 @@ state::StateLayout QwenHybrid::StateLayoutFor(int64_t max_tokens) const {
   layout.kv_row_floats = hp.n_head_kv * hp.head_dim;
   layout.n_kv_heads = hp.n_head_kv;
   layout.tile_keys = kernels::PrefersTiledKeys();
+  layout.span_values = kernels::PrefersValueSpans();
   layout.conv_floats = (d.conv_kernel - 1) * d.conv_dim();
   layout.ssm_floats = d.num_v_heads * d.head_dim * d.head_dim;
   layout.max_tokens = max_tokens;

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "base/check.h"
-#include "tensor/value_scales.h"
 
 namespace ds::state {
 namespace {
@@ -63,8 +62,9 @@ Status SequenceState::Reserve(int64_t num_tokens) {
   const auto key_bytes = [&](int64_t tokens) {
     return static_cast<size_t>(key_shape.CacheBytes(tokens));
   };
+  const tensor::ValueShape value_shape = layout_.value_shape();
   const auto value_bytes = [&](int64_t tokens) {
-    return static_cast<size_t>(tokens * layout_.KvRowBytes());
+    return static_cast<size_t>(value_shape.CacheBytes(tokens));
   };
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
@@ -73,10 +73,6 @@ Status SequenceState::Reserve(int64_t num_tokens) {
     if (capacity_tokens_ == 0) {
       keys.reserve(key_bytes(layout_.max_tokens));
       values.reserve(value_bytes(layout_.max_tokens));
-      if (layout_.kv_dtype == tensor::DType::kQ8_0) {
-        layers_[i].value_scales.resize(static_cast<size_t>(
-            tensor::ValueScalesSize(layout_.max_tokens, layout_.kv_row_floats)));
-      }
     }
     keys.resize(key_bytes(num_tokens));
     values.resize(value_bytes(num_tokens));
@@ -106,6 +102,10 @@ tensor::KeyShape StateLayout::key_shape() const {
   return {kv_dtype, n_kv_heads, kv_row_floats / n_kv_heads, tile_keys};
 }
 
+tensor::ValueShape StateLayout::value_shape() const {
+  return {kv_dtype, n_kv_heads, kv_row_floats / n_kv_heads, span_values};
+}
+
 bool SequenceState::HasRecurrentLayers() const { return layout_.HasRecurrentLayers(); }
 
 uint8_t* SequenceState::key_rows(int layer) {
@@ -118,21 +118,6 @@ uint8_t* SequenceState::value_rows(int layer) {
 }
 const uint8_t* SequenceState::key_rows(int layer) const { return layers_[layer].keys.data(); }
 const uint8_t* SequenceState::value_rows(int layer) const { return layers_[layer].values.data(); }
-
-const uint16_t* SequenceState::value_scales(int layer) const {
-  DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kAttention);
-  DS_DCHECK(layout_.kv_dtype == tensor::DType::kQ8_0);
-  return layers_[layer].value_scales.data();
-}
-
-void SequenceState::IndexValueRows(int layer, int64_t first, int64_t count) {
-  DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kAttention);
-  DS_CHECK(first >= 0 && first + count <= capacity_tokens_);
-  if (layout_.kv_dtype != tensor::DType::kQ8_0) return;
-  LayerSlots& slots = layers_[layer];
-  tensor::PutValueScales(slots.values.data() + first * layout_.KvRowBytes(), first, count,
-                         layout_.kv_row_floats, slots.value_scales.data());
-}
 
 float* SequenceState::conv_state(int layer) {
   DS_DCHECK(layout_.layer_kinds[layer] == LayerKind::kRecurrent);
@@ -174,7 +159,8 @@ void SequenceState::CopyKvRows(int64_t begin, int64_t end, uint8_t* out) const {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
     tensor::GetKeyRows(layers_[i].keys.data(), begin, end - begin, layout_.key_shape(), out);
     out += span_bytes;
-    std::memcpy(out, layers_[i].values.data() + begin * row_bytes, span_bytes);
+    tensor::GetValueRows(layers_[i].values.data(), begin, end - begin, layout_.value_shape(),
+                         out);
     out += span_bytes;
   }
 }
@@ -195,8 +181,8 @@ Status SequenceState::AppendKvRows(std::span<const uint8_t> bytes, int64_t recor
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
     tensor::PutKeyRows(cursor, num_tokens_, count, layout_.key_shape(), layers_[i].keys.data());
     cursor += record_rows * row_bytes;
-    std::memcpy(layers_[i].values.data() + num_tokens_ * row_bytes, cursor, count * row_bytes);
-    IndexValueRows(static_cast<int>(i), num_tokens_, count);
+    tensor::PutValueRows(cursor, num_tokens_, count, layout_.value_shape(),
+                         layers_[i].values.data());
     cursor += record_rows * row_bytes;
   }
   num_tokens_ += count;
@@ -249,7 +235,10 @@ void SequenceState::SnapshotTo(Parts parts, std::vector<uint8_t>* out_bytes) con
       out.resize(keys_at + num_tokens_ * layout_.KvRowBytes());
       tensor::GetKeyRows(slots.keys.data(), 0, num_tokens_, layout_.key_shape(),
                          out.data() + keys_at);
-      AppendBytes(slots.values.data(), num_tokens_ * layout_.KvRowBytes(), &out);
+      const size_t values_at = out.size();
+      out.resize(values_at + num_tokens_ * layout_.KvRowBytes());
+      tensor::GetValueRows(slots.values.data(), 0, num_tokens_, layout_.value_shape(),
+                           out.data() + values_at);
     }
   }
 }
@@ -311,8 +300,8 @@ Status SequenceState::Restore(std::span<const uint8_t> bytes) {
     } else if (all) {
       tensor::PutKeyRows(cursor, 0, num_tokens_, layout_.key_shape(), slots.keys.data());
       cursor += kv_bytes;
-      take(slots.values.data(), kv_bytes);
-      IndexValueRows(static_cast<int>(i), 0, num_tokens_);
+      tensor::PutValueRows(cursor, 0, num_tokens_, layout_.value_shape(), slots.values.data());
+      cursor += kv_bytes;
     }
   }
   return OkStatus();

@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "tensor/dtype.h"
 #include "tensor/key_tiles.h"
+#include "tensor/value_spans.h"
 
 namespace ds::state {
 
@@ -26,6 +27,7 @@ struct StateLayout {
   int64_t kv_row_floats = 0;   // n_kv_heads * head_dim elements, for K and for V of one token
   int64_t n_kv_heads = 1;      // heads of a row: K rows may be tiled per head
   bool tile_keys = false;      // K caches as tiles where their shape allows (tensor/key_tiles.h)
+  bool span_values = false;    // V caches in spans where their shape allows (value_spans.h)
   int64_t conv_floats = 0;     // (conv_kernel - 1) * conv_channels per recurrent layer
   int64_t ssm_floats = 0;      // n_value_heads * dv * dk per recurrent layer
   int64_t max_tokens = 0;      // context size
@@ -39,6 +41,8 @@ struct StateLayout {
   int64_t KvRowBytes() const;
   // How a layer's K cache is laid out (tensor/key_tiles.h).
   tensor::KeyShape key_shape() const;
+  // How a layer's V cache is laid out (tensor/value_spans.h).
+  tensor::ValueShape value_shape() const;
 };
 
 class SequenceState {
@@ -53,19 +57,13 @@ class SequenceState {
   // Marks `count` more tokens as processed. REQUIRES: Reserve(num_tokens() + count) succeeded.
   void Advance(int64_t count);
 
-  // K and V of attention layer `layer`: V as rows [token][KvRowBytes()] in layout().kv_dtype, K
-  // as layout().key_shape() lays it out (tiled or rows). Valid as long as the state: Reserve()
-  // never moves them. REQUIRES: layer_kinds[layer] == kAttention.
+  // K and V of attention layer `layer`, as layout().key_shape() and value_shape() lay them out
+  // (K tiled or rows, V in spans or rows). Valid as long as the state: Reserve() never moves
+  // them. REQUIRES: layer_kinds[layer] == kAttention.
   uint8_t* key_rows(int layer);
   uint8_t* value_rows(int layer);
   const uint8_t* key_rows(int layer) const;
   const uint8_t* value_rows(int layer) const;
-  // A Q8_0 V cache's block scales by block (tensor/value_scales.h), kept by IndexValueRows and
-  // Restore. REQUIRES: layer_kinds[layer] == kAttention and layout().kv_dtype == kQ8_0.
-  const uint16_t* value_scales(int layer) const;
-  // Takes V rows [first, first + count) of `layer`, just written to value_rows(), into its
-  // scales by block (where the V cache has them: Q8_0 rows).
-  void IndexValueRows(int layer, int64_t first, int64_t count);
 
   // Recurrent slots of linear layer `layer`. REQUIRES: layer_kinds[layer] == kRecurrent.
   float* conv_state(int layer);
@@ -82,7 +80,7 @@ class SequenceState {
 
   // KV rows as plain bytes, for a cache that stores attention KV per block of tokens. Layout of
   // `count` rows: for each attention layer in order, its K rows then its V rows (rows whatever
-  // the K cache's layout).
+  // the caches' layouts).
   int64_t KvRowsBytes(int64_t count) const;
   // Writes rows [begin, end) to `out` (KvRowsBytes(end - begin) bytes).
   // REQUIRES: 0 <= begin <= end <= num_tokens().
@@ -117,7 +115,6 @@ class SequenceState {
   struct LayerSlots {
     KvRows keys;
     KvRows values;
-    std::vector<uint16_t, LargeBufferAllocator<uint16_t>> value_scales;
     std::vector<float> conv;
     std::vector<float> ssm;
   };

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tensor/blocks.h"
-#include "tensor/value_scales.h"
+#include "tensor/value_spans.h"
 
 namespace ds::state {
 namespace {
@@ -214,55 +214,56 @@ TEST(SequenceStateTest, Q8SnapshotsRoundTripAndRefuseF32Layouts) {
   EXPECT_EQ(0, std::memcmp(appended.value_rows(1), state.value_rows(1) + 2 * 68, 4 * 68));
 }
 
-// Each of layer's Q8_0 V rows [0, n) has its block scales where tensor::ValueScaleIndex puts
-// them (value_scales_test pins that layout).
-void ExpectValueScalesOfRows(const SequenceState& state, int layer, int64_t n) {
-  const int64_t n_blocks = state.layout().kv_row_floats / tensor::kQK;
-  const auto* rows = reinterpret_cast<const tensor::BlockQ8_0*>(state.value_rows(layer));
-  for (int64_t p = 0; p < n; ++p) {
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      ASSERT_EQ(state.value_scales(layer)[tensor::ValueScaleIndex(p, b, n_blocks)],
-                rows[p * n_blocks + b].d)
-          << "layer " << layer << " position " << p << " block " << b;
-    }
-  }
-}
-
-// A Q8_0 V cache's scales by block follow its rows however they enter: written and indexed (a
-// forward pass), restored from a snapshot, appended from the cache's rows.
-TEST(SequenceStateTest, Q8ValueScalesFollowTheRowsEveryWayTheyEnter) {
+// A layer's V cache of Q8_0 rows is kept in spans (tensor/value_spans.h); rows leave it as rows,
+// in snapshots and for the cache, and enter it from them, across the end of a span.
+TEST(SequenceStateTest, ValuesInSpansLeaveAndEnterAsRows) {
   StateLayout layout = Q8Layout();
   layout.max_tokens = 600;
-  constexpr int64_t kRows = 300;  // past one group of the scales
+  layout.span_values = true;
+  ASSERT_TRUE(layout.value_shape().spanned());
   const int64_t row_bytes = layout.KvRowBytes();
+  constexpr int64_t kRows = 300;  // past one span
+  std::vector<uint8_t> value_rows(static_cast<size_t>(kRows * row_bytes));
+  for (size_t i = 0; i < value_rows.size(); ++i) value_rows[i] = static_cast<uint8_t>(i * 11 + 3);
   SequenceState state(layout);
   ASSERT_TRUE(state.Reserve(kRows).ok());
   for (int layer : {1, 3}) {
-    for (int64_t b = 0; b < kRows * row_bytes; ++b) {
-      state.value_rows(layer)[b] = static_cast<uint8_t>(b * 11 + layer);
-    }
-    state.IndexValueRows(layer, 0, 100);
-    state.IndexValueRows(layer, 100, kRows - 100);
+    tensor::PutValueRows(value_rows.data(), 0, kRows, layout.value_shape(),
+                         state.value_rows(layer));
   }
   state.Advance(kRows);
-  for (int layer : {1, 3}) ExpectValueScalesOfRows(state, layer, kRows);
+  EXPECT_NE(0, std::memcmp(state.value_rows(1), value_rows.data(), value_rows.size()));
 
+  // The cache's rows: K's of the five positions, then V's.
+  std::vector<uint8_t> copied(state.KvRowsBytes(5));
+  state.CopyKvRows(250, 255, copied.data());
+  EXPECT_EQ(0, std::memcmp(copied.data() + 5 * row_bytes, value_rows.data() + 250 * row_bytes,
+                           5 * row_bytes));
+
+  // The snapshot's first layer's V: the rows as they went in.
+  const std::vector<uint8_t> snapshot = state.Snapshot();
+  const int64_t first_values =
+      SequenceState::kSnapshotHeaderBytes + 25 * 4 + kRows * row_bytes;  // after layer 0 and K
+  EXPECT_EQ(0, std::memcmp(snapshot.data() + first_values, value_rows.data(), value_rows.size()));
   SequenceState restored(layout);
-  ASSERT_TRUE(restored.Restore(state.Snapshot()).ok());
-  for (int layer : {1, 3}) ExpectValueScalesOfRows(restored, layer, kRows);
+  ASSERT_TRUE(restored.Restore(snapshot).ok());
+  EXPECT_EQ(restored.Snapshot(), snapshot);
+  // A layout that keeps V as rows (another table's) takes the same snapshot.
+  StateLayout rows_layout = layout;
+  rows_layout.span_values = false;
+  SequenceState as_rows(rows_layout);
+  ASSERT_TRUE(as_rows.Restore(snapshot).ok());
+  EXPECT_EQ(as_rows.Snapshot(), snapshot);
+  EXPECT_EQ(0, std::memcmp(as_rows.value_rows(3), value_rows.data(), value_rows.size()));
 
-  SequenceState appended(layout);
-  std::vector<uint8_t> first(state.KvRowsBytes(7));
-  state.CopyKvRows(0, 7, first.data());
-  ASSERT_TRUE(appended.AppendKvRows(first, 7, 7).ok());
-  std::vector<uint8_t> rest(state.KvRowsBytes(kRows - 7));
-  state.CopyKvRows(7, kRows, rest.data());
-  ASSERT_TRUE(appended.AppendKvRows(rest, kRows - 7, kRows - 7).ok());
-  for (int layer : {1, 3}) {
-    EXPECT_EQ(0, std::memcmp(appended.value_rows(layer), state.value_rows(layer),
-                             kRows * row_bytes));
-    ExpectValueScalesOfRows(appended, layer, kRows);
-  }
+  // Rows appended at an unaligned position land in their spans.
+  SequenceState grown(layout);
+  std::vector<uint8_t> head(grown.KvRowsBytes(7)), tail(grown.KvRowsBytes(kRows - 7));
+  state.CopyKvRows(0, 7, head.data());
+  state.CopyKvRows(7, kRows, tail.data());
+  ASSERT_TRUE(grown.AppendKvRows(head, 7, 7).ok());
+  ASSERT_TRUE(grown.AppendKvRows(tail, kRows - 7, kRows - 7).ok());
+  EXPECT_EQ(grown.Snapshot(), snapshot);
 }
 
 // A layer's K cache of Q8_0 heads of 64 is tiled (tensor/key_tiles.h); rows leave it as rows, in

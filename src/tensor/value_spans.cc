@@ -1,0 +1,129 @@
+#include "tensor/value_spans.h"
+
+#include <cstring>
+
+#include "tensor/blocks.h"
+
+namespace ds::tensor {
+namespace {
+
+int64_t BlocksPerRow(const ValueShape& shape) { return shape.n_kv_heads * shape.blocks_per_head(); }
+
+int64_t SpanOffset(const ValueShape& shape, int64_t p) {
+  return p / kValueSpanPositions * shape.span_bytes();
+}
+
+// Block b of the row (the heads' blocks one after another) of position p: its codes' byte for
+// element e lies at the plane's (p % span) / 4 * 128 + e * 4 + p % 4.
+int64_t CodeOffset(int64_t p, int64_t row_block) {
+  const int64_t in_span = p % kValueSpanPositions;
+  return row_block * kValuePlaneBytes + in_span / kValueTilePositions * kValueTilePositions * kQK +
+         in_span % kValueTilePositions;
+}
+
+int64_t ScaleIndex(const ValueShape& shape, int64_t p, int64_t row_block) {
+  return BlocksPerRow(shape) * kValuePlaneBytes / static_cast<int64_t>(sizeof(uint16_t)) +
+         row_block * kValueSpanPositions + p % kValueSpanPositions;
+}
+
+void PutBlock(const BlockQ8_0& block, const ValueShape& shape, int64_t p, int64_t row_block,
+              uint8_t* cache) {
+  uint8_t* span = cache + SpanOffset(shape, p);
+  uint8_t* codes = span + CodeOffset(p, row_block);
+  for (int64_t e = 0; e < kQK; ++e) {
+    codes[e * kValueTilePositions] = static_cast<uint8_t>(block.qs[e]);
+  }
+  std::memcpy(span + ScaleIndex(shape, p, row_block) * sizeof(uint16_t), &block.d,
+              sizeof block.d);
+}
+
+BlockQ8_0 GetBlock(const uint8_t* cache, const ValueShape& shape, int64_t p, int64_t row_block) {
+  const uint8_t* span = cache + SpanOffset(shape, p);
+  const uint8_t* codes = span + CodeOffset(p, row_block);
+  BlockQ8_0 block;
+  for (int64_t e = 0; e < kQK; ++e) {
+    block.qs[e] = static_cast<int8_t>(codes[e * kValueTilePositions]);
+  }
+  std::memcpy(&block.d, span + ScaleIndex(shape, p, row_block) * sizeof(uint16_t),
+              sizeof block.d);
+  return block;
+}
+
+}  // namespace
+
+bool ValueShape::spanned() const {
+  return spans_wanted && dtype == DType::kQ8_0 && head_dim % kQK == 0;
+}
+
+int64_t ValueShape::row_bytes() const { return n_kv_heads * RowBytes(dtype, head_dim); }
+
+int64_t ValueShape::blocks_per_head() const { return head_dim / kQK; }
+
+int64_t ValueShape::span_bytes() const { return kValueSpanPositions * row_bytes(); }
+
+int64_t ValueShape::CacheBytes(int64_t n_positions) const {
+  if (!spanned()) return n_positions * row_bytes();
+  const int64_t spans = (n_positions + kValueSpanPositions - 1) / kValueSpanPositions;
+  return spans * span_bytes();
+}
+
+const int8_t* ValuePlane(const uint8_t* cache, const ValueShape& shape, int64_t p, int64_t h,
+                         int64_t b) {
+  const uint8_t* span = cache + SpanOffset(shape, p);
+  return reinterpret_cast<const int8_t*>(
+      span + (h * shape.blocks_per_head() + b) * kValuePlaneBytes);
+}
+
+const uint16_t* ValueSpanScales(const uint8_t* cache, const ValueShape& shape, int64_t p,
+                                int64_t h, int64_t b) {
+  const uint8_t* span = cache + SpanOffset(shape, p);
+  return reinterpret_cast<const uint16_t*>(span) +
+         ScaleIndex(shape, 0, h * shape.blocks_per_head() + b);
+}
+
+void PutValueRows(const uint8_t* rows, int64_t first, int64_t count, const ValueShape& shape,
+                  uint8_t* cache) {
+  const int64_t row_bytes = shape.row_bytes();
+  if (!shape.spanned()) {
+    if (count > 0) std::memcpy(cache + first * row_bytes, rows, count * row_bytes);
+    return;
+  }
+  const int64_t n_blocks = BlocksPerRow(shape);
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      BlockQ8_0 block;
+      std::memcpy(&block, rows + i * row_bytes + b * sizeof block, sizeof block);
+      PutBlock(block, shape, first + i, b, cache);
+    }
+  }
+}
+
+void GetValueRows(const uint8_t* cache, int64_t first, int64_t count, const ValueShape& shape,
+                  uint8_t* rows) {
+  const int64_t row_bytes = shape.row_bytes();
+  if (!shape.spanned()) {
+    if (count > 0) std::memcpy(rows, cache + first * row_bytes, count * row_bytes);
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
+      GetValueSlice(cache, first + i, h, shape,
+                    rows + i * row_bytes + h * (row_bytes / shape.n_kv_heads));
+    }
+  }
+}
+
+void GetValueSlice(const uint8_t* cache, int64_t p, int64_t h, const ValueShape& shape,
+                   uint8_t* slice) {
+  const int64_t slice_bytes = shape.row_bytes() / shape.n_kv_heads;
+  if (!shape.spanned()) {
+    std::memcpy(slice, cache + p * shape.row_bytes() + h * slice_bytes, slice_bytes);
+    return;
+  }
+  for (int64_t b = 0; b < shape.blocks_per_head(); ++b) {
+    const BlockQ8_0 block = GetBlock(cache, shape, p, h * shape.blocks_per_head() + b);
+    std::memcpy(slice + b * sizeof block, &block, sizeof block);
+  }
+}
+
+}  // namespace ds::tensor

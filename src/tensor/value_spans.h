@@ -1,0 +1,60 @@
+// How an attention cache holds its V rows. A Q8_0 V cache is stored, where the kernels' table
+// sums V in integers (kernels::PrefersValueSpans), in spans of kValueSpanPositions (256)
+// positions: per span, for each Q8_0 block of a row (the KV heads' blocks one after another) a
+// plane of the span's codes of that block, then the span's scales (fp16 bits), block by block,
+// kValueSpanPositions each. A plane holds its positions in tiles of kValueTilePositions (4): tile
+// t holds element e of positions 4t..4t+3 in bytes 4e..4e+3, so that one vpdpbusd meets four
+// positions' codes of 16 elements with four weights, and a pass over a block of the head reads
+// one plane in order. Read as rows instead, a decode step at depth 32k widened and interleaved
+// every pair of V rows before its multiply-adds (two shuffles per four vpdpwssd), and read each
+// row in four passes a quarter at a time (kernels_bench AttentionDecode/q8_0/32768).
+// A span takes the bytes of its 256 rows; a cache takes whole spans. Other V caches (f32 rows,
+// tables that sum V in floats) are rows.
+// Rows leave and enter a cache as rows (snapshots, the cache tiers), whatever its layout.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace ds::tensor {
+
+inline constexpr int64_t kValueSpanPositions = 256;
+inline constexpr int64_t kValueTilePositions = 4;
+
+struct ValueShape {
+  DType dtype = DType::kF32;
+  int64_t n_kv_heads = 1;
+  int64_t head_dim = 0;
+  bool spans_wanted = false;
+
+  bool spanned() const;  // spans wanted, and the dtype and head size allow them
+  int64_t row_bytes() const;  // of one position, every head
+  int64_t blocks_per_head() const;  // Q8_0 blocks of a head's slice; REQUIRES: spanned
+  int64_t span_bytes() const;  // REQUIRES: spanned
+  // Of a cache with room for n_positions (spanned: whole spans).
+  int64_t CacheBytes(int64_t n_positions) const;
+};
+
+// Bytes of a plane: one block's codes of a span's positions.
+inline constexpr int64_t kValuePlaneBytes = kValueSpanPositions * 32;
+
+// The plane of block b of head h in the span holding position p. REQUIRES: spanned.
+const int8_t* ValuePlane(const uint8_t* cache, const ValueShape& shape, int64_t p, int64_t h,
+                         int64_t b);
+// The scales of block b of head h of the span holding position p, one per position of the span.
+// REQUIRES: spanned.
+const uint16_t* ValueSpanScales(const uint8_t* cache, const ValueShape& shape, int64_t p,
+                                int64_t h, int64_t b);
+
+// Writes `count` rows (row_bytes each, one after another) as positions [first, first + count).
+void PutValueRows(const uint8_t* rows, int64_t first, int64_t count, const ValueShape& shape,
+                  uint8_t* cache);
+// Reads positions [first, first + count) as rows.
+void GetValueRows(const uint8_t* cache, int64_t first, int64_t count, const ValueShape& shape,
+                  uint8_t* rows);
+// Head h's slice of position p (row_bytes / n_kv_heads).
+void GetValueSlice(const uint8_t* cache, int64_t p, int64_t h, const ValueShape& shape,
+                   uint8_t* slice);
+
+}  // namespace ds::tensor
