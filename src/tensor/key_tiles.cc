@@ -16,6 +16,11 @@ int64_t LaneOffset(const KeyShape& shape, int64_t p, int64_t h) {
          p % kKeyTilePositions * 4;
 }
 
+// A dword of a row as a tile holds it, and back: every byte's top bit flipped.
+void CopyFlipped(const uint8_t* from, uint8_t* to) {
+  for (int i = 0; i < 4; ++i) to[i] = from[i] ^ 0x80;
+}
+
 }  // namespace
 
 bool KeyShape::tiled() const {
@@ -49,7 +54,7 @@ void PutKeyRows(const uint8_t* rows, int64_t first, int64_t count, const KeyShap
     for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
       uint8_t* lane = cache + LaneOffset(shape, first + i, h);
       for (int64_t c = 0; c < slice_bytes / 4; ++c) {
-        std::memcpy(lane + c * kKeyTilePositions * 4, row + h * slice_bytes + 4 * c, 4);
+        CopyFlipped(row + h * slice_bytes + 4 * c, lane + c * kKeyTilePositions * 4);
       }
     }
   }
@@ -78,7 +83,7 @@ void GetKeySlice(const uint8_t* cache, int64_t p, int64_t h, const KeyShape& sha
   }
   const uint8_t* lane = cache + LaneOffset(shape, p, h);
   for (int64_t c = 0; c < slice_bytes / 4; ++c) {
-    std::memcpy(slice + 4 * c, lane + c * kKeyTilePositions * 4, 4);
+    CopyFlipped(lane + c * kKeyTilePositions * 4, slice + 4 * c);
   }
 }
 

@@ -3,9 +3,12 @@
 // shape asks for tiles (the kernels' table scores them in int8: kernels::PrefersTiledKeys), in
 // tiles of kKeyTilePositions (16) positions: per tile and KV head, the 16 positions' slices
 // transposed by dword, dword c of position p at (c * 16 + p % 16) * 4 bytes from the head's start
-// in the tile, the heads one after another; a tile takes the bytes of its 16 rows. Scores in int8
-// read dword c of 16 positions with one load: transposing every block of rows on each decode step
-// instead took about a quarter of a step at depth 32k (kernels_bench AttentionDecode/q8_0/32768).
+// in the tile, the heads one after another; a tile takes the bytes of its 16 rows, each stored
+// with its top bit flipped (a code c as the unsigned byte c + 128, which vpdpbusd takes as it is;
+// flipping the bits of every vector on the step took a ninth of the scores' vector steps). Scores
+// in int8 read dword c of 16 positions with one load: transposing every block of rows on each
+// decode step instead took about a quarter of a step at depth 32k (kernels_bench
+// AttentionDecode/q8_0/32768).
 // Other K caches (f32 rows, other head sizes, tables that read rows faster) and every V cache are
 // rows.
 // Rows leave and enter a cache as rows (snapshots, the cache tiers), whatever its layout.

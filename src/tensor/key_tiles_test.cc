@@ -34,7 +34,7 @@ TEST(KeyTilesTest, CacheBytesRoundUpToWholeTiles) {
 }
 
 // The documented layout, byte for byte: dword c of head h of position p at
-// KeyTileHead(p, h) + (c * 16 + p % 16) * 4.
+// KeyTileHead(p, h) + (c * 16 + p % 16) * 4, every byte's top bit flipped.
 TEST(KeyTilesTest, TiledPositionsLieByDword) {
   const KeyShape shape{DType::kQ8_0, 3, 64, true};
   const int64_t n = 40, first = 5;
@@ -46,9 +46,12 @@ TEST(KeyTilesTest, TiledPositionsLieByDword) {
     for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
       const uint8_t* head = KeyTileHead(cache.data(), shape, p, h);
       for (int64_t c = 0; c < shape.slice_bytes() / 4; ++c) {
-        const uint8_t* want = rows.data() + i * shape.row_bytes() + h * shape.slice_bytes() + 4 * c;
-        ASSERT_EQ(0, std::memcmp(head + (c * 16 + p % 16) * 4, want, 4))
-            << "position " << p << " head " << h << " dword " << c;
+        const uint8_t* row_dword =
+            rows.data() + i * shape.row_bytes() + h * shape.slice_bytes() + 4 * c;
+        for (int byte = 0; byte < 4; ++byte) {
+          ASSERT_EQ(head[(c * 16 + p % 16) * 4 + byte], row_dword[byte] ^ 0x80)
+              << "position " << p << " head " << h << " dword " << c << " byte " << byte;
+        }
       }
     }
   }
