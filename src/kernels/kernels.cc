@@ -74,34 +74,37 @@ void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::
   }
 }
 
-void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
-                  const tensor::KeyShape& shape, uint8_t* cache) {
+namespace {
+
+// Writes rows x[n_tokens][shape.n_kv_heads * shape.head_dim] as positions [first_pos, first_pos +
+// n_tokens) of a K or V cache of `shape`: straight into a cache of rows (rows_as_rows), or each
+// quantised alone and handed to put(row, position, shape, cache), which lays it out.
+template <class Shape, class Put>
+void StoreRows(const float* x, int64_t first_pos, int64_t n_tokens, const Shape& shape,
+               bool rows_as_rows, Put put, uint8_t* cache) {
   const int64_t row_floats = shape.n_kv_heads * shape.head_dim;
-  if (!shape.tiled()) {
-    StoreKvRows(k, n_tokens, row_floats, shape.dtype, cache + first_pos * shape.row_bytes());
+  if (rows_as_rows) {
+    StoreKvRows(x, n_tokens, row_floats, shape.dtype, cache + first_pos * shape.row_bytes());
     return;
   }
   thread_local std::vector<uint8_t> row;
   row.resize(static_cast<size_t>(shape.row_bytes()));
   for (int64_t t = 0; t < n_tokens; ++t) {
-    tensor::QuantizeRow(shape.dtype, k + t * row_floats, row.data(), row_floats);
-    tensor::PutKeyRows(row.data(), first_pos + t, 1, shape, cache);
+    tensor::QuantizeRow(shape.dtype, x + t * row_floats, row.data(), row_floats);
+    put(row.data(), first_pos + t, 1, shape, cache);
   }
+}
+
+}  // namespace
+
+void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
+                  const tensor::KeyShape& shape, uint8_t* cache) {
+  StoreRows(k, first_pos, n_tokens, shape, !shape.tiled(), tensor::PutKeyRows, cache);
 }
 
 void StoreValueRows(const float* v, int64_t first_pos, int64_t n_tokens,
                     const tensor::ValueShape& shape, uint8_t* cache) {
-  const int64_t row_floats = shape.n_kv_heads * shape.head_dim;
-  if (!shape.spanned()) {
-    StoreKvRows(v, n_tokens, row_floats, shape.dtype, cache + first_pos * shape.row_bytes());
-    return;
-  }
-  thread_local std::vector<uint8_t> row;
-  row.resize(static_cast<size_t>(shape.row_bytes()));
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    tensor::QuantizeRow(shape.dtype, v + t * row_floats, row.data(), row_floats);
-    tensor::PutValueRows(row.data(), first_pos + t, 1, shape, cache);
-  }
+  StoreRows(v, first_pos, n_tokens, shape, !shape.spanned(), tensor::PutValueRows, cache);
 }
 
 tensor::KeyShape KeyShapeOf(const AttentionArgs& args) {

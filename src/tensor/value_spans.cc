@@ -55,7 +55,9 @@ bool ValueShape::spanned() const {
   return spans_wanted && dtype == DType::kQ8_0 && head_dim % kQK == 0;
 }
 
-int64_t ValueShape::row_bytes() const { return n_kv_heads * RowBytes(dtype, head_dim); }
+int64_t ValueShape::slice_bytes() const { return RowBytes(dtype, head_dim); }
+
+int64_t ValueShape::row_bytes() const { return n_kv_heads * slice_bytes(); }
 
 int64_t ValueShape::blocks_per_head() const { return head_dim / kQK; }
 
@@ -107,15 +109,14 @@ void GetValueRows(const uint8_t* cache, int64_t first, int64_t count, const Valu
   }
   for (int64_t i = 0; i < count; ++i) {
     for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
-      GetValueSlice(cache, first + i, h, shape,
-                    rows + i * row_bytes + h * (row_bytes / shape.n_kv_heads));
+      GetValueSlice(cache, first + i, h, shape, rows + i * row_bytes + h * shape.slice_bytes());
     }
   }
 }
 
 void GetValueSlice(const uint8_t* cache, int64_t p, int64_t h, const ValueShape& shape,
                    uint8_t* slice) {
-  const int64_t slice_bytes = shape.row_bytes() / shape.n_kv_heads;
+  const int64_t slice_bytes = shape.slice_bytes();
   if (!shape.spanned()) {
     std::memcpy(slice, cache + p * shape.row_bytes() + h * slice_bytes, slice_bytes);
     return;

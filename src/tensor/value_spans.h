@@ -29,7 +29,8 @@ struct ValueShape {
   bool spans_wanted = false;
 
   bool spanned() const;  // spans wanted, and the dtype and head size allow them
-  int64_t row_bytes() const;  // of one position, every head
+  int64_t slice_bytes() const;  // of one head of one position
+  int64_t row_bytes() const;    // of one position, every head
   int64_t blocks_per_head() const;  // Q8_0 blocks of a head's slice; REQUIRES: spanned
   int64_t span_bytes() const;  // REQUIRES: spanned
   // Of a cache with room for n_positions (spanned: whole spans).
@@ -53,7 +54,7 @@ void PutValueRows(const uint8_t* rows, int64_t first, int64_t count, const Value
 // Reads positions [first, first + count) as rows.
 void GetValueRows(const uint8_t* cache, int64_t first, int64_t count, const ValueShape& shape,
                   uint8_t* rows);
-// Head h's slice of position p (row_bytes / n_kv_heads).
+// Head h's slice of position p (slice_bytes).
 void GetValueSlice(const uint8_t* cache, int64_t p, int64_t h, const ValueShape& shape,
                    uint8_t* slice);
 

@@ -44,7 +44,7 @@ TEST(ValueSpansTest, SpannedPositionsLieInTilesOfFour) {
   const std::vector<uint8_t> rows = PatternRows(n, shape);
   std::vector<uint8_t> cache(static_cast<size_t>(shape.CacheBytes(first + n)), 0);
   PutValueRows(rows.data(), first, n, shape, cache.data());
-  const int64_t slice_bytes = shape.row_bytes() / shape.n_kv_heads;
+  const int64_t slice_bytes = shape.slice_bytes();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t p = first + i;
     const int64_t in_span = p % kValueSpanPositions;
@@ -80,7 +80,7 @@ TEST(ValueSpansTest, RowsComeBackAsTheyWent) {
     std::vector<uint8_t> back(rows.size());
     GetValueRows(cache.data(), first, n, shape, back.data());
     EXPECT_EQ(back, rows) << shape.head_dim;
-    const int64_t slice_bytes = shape.row_bytes() / shape.n_kv_heads;
+    const int64_t slice_bytes = shape.slice_bytes();
     std::vector<uint8_t> slice(static_cast<size_t>(slice_bytes));
     const int64_t h = shape.n_kv_heads - 1;
     GetValueSlice(cache.data(), first + 260, h, shape, slice.data());
