@@ -154,14 +154,14 @@ void SequenceState::CopyKvRows(int64_t begin, int64_t end, uint8_t* out) const {
   DS_CHECK(0 <= begin && begin <= end && end <= num_tokens_);
   if (begin == end) return;  // `out` may be null then, and memcpy must not see it
   const int64_t row_bytes = layout_.KvRowBytes();
-  const size_t span_bytes = (end - begin) * row_bytes;
+  const size_t rows_bytes = (end - begin) * row_bytes;
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
     tensor::GetKeyRows(layers_[i].keys.data(), begin, end - begin, layout_.key_shape(), out);
-    out += span_bytes;
+    out += rows_bytes;
     tensor::GetValueRows(layers_[i].values.data(), begin, end - begin, layout_.value_shape(),
                          out);
-    out += span_bytes;
+    out += rows_bytes;
   }
 }
 
@@ -231,14 +231,14 @@ void SequenceState::SnapshotTo(Parts parts, std::vector<uint8_t>* out_bytes) con
       AppendFloats(slots.conv.data(), layout_.conv_floats, &out);
       AppendFloats(slots.ssm.data(), layout_.ssm_floats, &out);
     } else if (parts == Parts::kAll) {
+      // K's rows, then V's.
+      const size_t rows_bytes = num_tokens_ * layout_.KvRowBytes();
       const size_t keys_at = out.size();
-      out.resize(keys_at + num_tokens_ * layout_.KvRowBytes());
+      out.resize(keys_at + 2 * rows_bytes);
       tensor::GetKeyRows(slots.keys.data(), 0, num_tokens_, layout_.key_shape(),
                          out.data() + keys_at);
-      const size_t values_at = out.size();
-      out.resize(values_at + num_tokens_ * layout_.KvRowBytes());
       tensor::GetValueRows(slots.values.data(), 0, num_tokens_, layout_.value_shape(),
-                           out.data() + values_at);
+                           out.data() + keys_at + rows_bytes);
     }
   }
 }
