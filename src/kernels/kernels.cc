@@ -65,28 +65,16 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
   internal::Table().rope(x, n_heads, head_dim, n_rot, style, factors.data());
 }
 
-void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::DType dtype,
-                 uint8_t* dst) {
-  DS_CHECK(dtype == tensor::DType::kF32 || dtype == tensor::DType::kQ8_0);
-  const int64_t row_bytes = tensor::RowBytes(dtype, row_floats);
-  for (int64_t r = 0; r < n_rows; ++r) {
-    tensor::QuantizeRow(dtype, rows + r * row_floats, dst + r * row_bytes, row_floats);
-  }
-}
-
 namespace {
 
 // Writes rows x[n_tokens][shape.n_kv_heads * shape.head_dim] as positions [first_pos, first_pos +
-// n_tokens) of a K or V cache of `shape`: straight into a cache of rows (rows_as_rows), or each
-// quantised alone and handed to put(row, position, shape, cache), which lays it out.
+// n_tokens) of a K or V cache of `shape`: each row quantised to shape.dtype (kF32 or kQ8_0) alone
+// and handed to put(row, position, 1, shape, cache), which lays it out.
 template <class Shape, class Put>
-void StoreRows(const float* x, int64_t first_pos, int64_t n_tokens, const Shape& shape,
-               bool rows_as_rows, Put put, uint8_t* cache) {
+void StoreRows(const float* x, int64_t first_pos, int64_t n_tokens, const Shape& shape, Put put,
+               uint8_t* cache) {
+  DS_CHECK(shape.dtype == tensor::DType::kF32 || shape.dtype == tensor::DType::kQ8_0);
   const int64_t row_floats = shape.n_kv_heads * shape.head_dim;
-  if (rows_as_rows) {
-    StoreKvRows(x, n_tokens, row_floats, shape.dtype, cache + first_pos * shape.row_bytes());
-    return;
-  }
   thread_local std::vector<uint8_t> row;
   row.resize(static_cast<size_t>(shape.row_bytes()));
   for (int64_t t = 0; t < n_tokens; ++t) {
@@ -99,12 +87,12 @@ void StoreRows(const float* x, int64_t first_pos, int64_t n_tokens, const Shape&
 
 void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,
                   const tensor::KeyShape& shape, uint8_t* cache) {
-  StoreRows(k, first_pos, n_tokens, shape, !shape.tiled(), tensor::PutKeyRows, cache);
+  StoreRows(k, first_pos, n_tokens, shape, tensor::PutKeyRows, cache);
 }
 
 void StoreValueRows(const float* v, int64_t first_pos, int64_t n_tokens,
                     const tensor::ValueShape& shape, uint8_t* cache) {
-  StoreRows(v, first_pos, n_tokens, shape, !shape.spanned(), tensor::PutValueRows, cache);
+  StoreRows(v, first_pos, n_tokens, shape, tensor::PutValueRows, cache);
 }
 
 tensor::KeyShape KeyShapeOf(const AttentionArgs& args) {

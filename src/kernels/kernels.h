@@ -123,10 +123,6 @@ tensor::ValueShape ValueShapeOf(const AttentionArgs& args);
 // them in integers. Others read spans too, gathering each position's slices.
 bool PrefersValueSpans();
 
-// Writes n_rows rows of row_floats values as KV rows of `dtype` (kF32 or kQ8_0) at dst: a cache
-// of rows.
-void StoreKvRows(const float* rows, int64_t n_rows, int64_t row_floats, tensor::DType dtype,
-                 uint8_t* dst);
 // Writes K rows k[n_tokens][n_kv_heads * head_dim] as positions [first_pos, first_pos +
 // n_tokens) of a K cache of `shape` (room for shape.CacheBytes(first_pos + n_tokens) bytes).
 void StoreKeyRows(const float* k, int64_t first_pos, int64_t n_tokens,

@@ -27,10 +27,6 @@ bool KeyShape::tiled() const {
   return tiles_wanted && dtype == DType::kQ8_0 && head_dim % (2 * kQK) == 0;
 }
 
-int64_t KeyShape::slice_bytes() const { return RowBytes(dtype, head_dim); }
-
-int64_t KeyShape::row_bytes() const { return n_kv_heads * slice_bytes(); }
-
 int64_t KeyShape::CacheBytes(int64_t n_positions) const {
   if (!tiled()) return n_positions * row_bytes();
   const int64_t tiles = (n_positions + kKeyTilePositions - 1) / kKeyTilePositions;
@@ -43,11 +39,8 @@ const uint8_t* KeyTileHead(const uint8_t* cache, const KeyShape& shape, int64_t 
 
 void PutKeyRows(const uint8_t* rows, int64_t first, int64_t count, const KeyShape& shape,
                 uint8_t* cache) {
+  if (!shape.tiled()) return internal::PutPlainRows(rows, first, count, shape, cache);
   const int64_t row_bytes = shape.row_bytes();
-  if (!shape.tiled()) {
-    if (count > 0) std::memcpy(cache + first * row_bytes, rows, count * row_bytes);
-    return;
-  }
   const int64_t slice_bytes = shape.slice_bytes();
   for (int64_t i = 0; i < count; ++i) {
     const uint8_t* row = rows + i * row_bytes;
@@ -62,25 +55,16 @@ void PutKeyRows(const uint8_t* rows, int64_t first, int64_t count, const KeyShap
 
 void GetKeyRows(const uint8_t* cache, int64_t first, int64_t count, const KeyShape& shape,
                 uint8_t* rows) {
-  const int64_t row_bytes = shape.row_bytes();
-  if (!shape.tiled()) {
-    if (count > 0) std::memcpy(rows, cache + first * row_bytes, count * row_bytes);
-    return;
-  }
-  for (int64_t i = 0; i < count; ++i) {
-    for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
-      GetKeySlice(cache, first + i, h, shape, rows + i * row_bytes + h * shape.slice_bytes());
-    }
-  }
+  if (!shape.tiled()) return internal::GetPlainRows(cache, first, count, shape, rows);
+  internal::GatherRows(
+      first, count, shape,
+      [&](int64_t p, int64_t h, uint8_t* slice) { GetKeySlice(cache, p, h, shape, slice); }, rows);
 }
 
 void GetKeySlice(const uint8_t* cache, int64_t p, int64_t h, const KeyShape& shape,
                  uint8_t* slice) {
+  if (!shape.tiled()) return internal::GetPlainSlice(cache, p, h, shape, slice);
   const int64_t slice_bytes = shape.slice_bytes();
-  if (!shape.tiled()) {
-    std::memcpy(slice, cache + p * shape.row_bytes() + h * slice_bytes, slice_bytes);
-    return;
-  }
   const uint8_t* lane = cache + LaneOffset(shape, p, h);
   for (int64_t c = 0; c < slice_bytes / 4; ++c) {
     CopyFlipped(lane + c * kKeyTilePositions * 4, slice + 4 * c);

@@ -9,28 +9,22 @@
 // in int8 read dword c of 16 positions with one load: transposing every block of rows on each
 // decode step instead took about a quarter of a step at depth 32k (kernels_bench
 // AttentionDecode/q8_0/32768).
-// Other K caches (f32 rows, other head sizes, tables that read rows faster) and every V cache are
-// rows.
+// Other K caches (f32 rows, other head sizes, tables that read rows faster) are rows.
 // Rows leave and enter a cache as rows (snapshots, the cache tiers), whatever its layout.
 #pragma once
 
 #include <cstdint>
 
-#include "tensor/dtype.h"
+#include "tensor/cache_rows.h"
 
 namespace ds::tensor {
 
 inline constexpr int64_t kKeyTilePositions = 16;
 
-struct KeyShape {
-  DType dtype = DType::kF32;
-  int64_t n_kv_heads = 1;
-  int64_t head_dim = 0;
+struct KeyShape : CacheRowShape {
   bool tiles_wanted = false;
 
   bool tiled() const;  // tiles wanted, and the dtype and head size allow them
-  int64_t slice_bytes() const;  // of one head of one position
-  int64_t row_bytes() const;    // of one position, every head
   // Of a cache with room for n_positions (tiled: whole tiles).
   int64_t CacheBytes(int64_t n_positions) const;
 };

@@ -55,10 +55,6 @@ bool ValueShape::spanned() const {
   return spans_wanted && dtype == DType::kQ8_0 && head_dim % kQK == 0;
 }
 
-int64_t ValueShape::slice_bytes() const { return RowBytes(dtype, head_dim); }
-
-int64_t ValueShape::row_bytes() const { return n_kv_heads * slice_bytes(); }
-
 int64_t ValueShape::blocks_per_head() const { return head_dim / kQK; }
 
 int64_t ValueShape::span_bytes() const { return kValueSpanPositions * row_bytes(); }
@@ -85,11 +81,8 @@ const uint16_t* ValueSpanScales(const uint8_t* cache, const ValueShape& shape, i
 
 void PutValueRows(const uint8_t* rows, int64_t first, int64_t count, const ValueShape& shape,
                   uint8_t* cache) {
+  if (!shape.spanned()) return internal::PutPlainRows(rows, first, count, shape, cache);
   const int64_t row_bytes = shape.row_bytes();
-  if (!shape.spanned()) {
-    if (count > 0) std::memcpy(cache + first * row_bytes, rows, count * row_bytes);
-    return;
-  }
   const int64_t n_blocks = BlocksPerRow(shape);
   for (int64_t i = 0; i < count; ++i) {
     for (int64_t b = 0; b < n_blocks; ++b) {
@@ -102,25 +95,16 @@ void PutValueRows(const uint8_t* rows, int64_t first, int64_t count, const Value
 
 void GetValueRows(const uint8_t* cache, int64_t first, int64_t count, const ValueShape& shape,
                   uint8_t* rows) {
-  const int64_t row_bytes = shape.row_bytes();
-  if (!shape.spanned()) {
-    if (count > 0) std::memcpy(rows, cache + first * row_bytes, count * row_bytes);
-    return;
-  }
-  for (int64_t i = 0; i < count; ++i) {
-    for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
-      GetValueSlice(cache, first + i, h, shape, rows + i * row_bytes + h * shape.slice_bytes());
-    }
-  }
+  if (!shape.spanned()) return internal::GetPlainRows(cache, first, count, shape, rows);
+  internal::GatherRows(
+      first, count, shape,
+      [&](int64_t p, int64_t h, uint8_t* slice) { GetValueSlice(cache, p, h, shape, slice); },
+      rows);
 }
 
 void GetValueSlice(const uint8_t* cache, int64_t p, int64_t h, const ValueShape& shape,
                    uint8_t* slice) {
-  const int64_t slice_bytes = shape.slice_bytes();
-  if (!shape.spanned()) {
-    std::memcpy(slice, cache + p * shape.row_bytes() + h * slice_bytes, slice_bytes);
-    return;
-  }
+  if (!shape.spanned()) return internal::GetPlainSlice(cache, p, h, shape, slice);
   for (int64_t b = 0; b < shape.blocks_per_head(); ++b) {
     const BlockQ8_0 block = GetBlock(cache, shape, p, h * shape.blocks_per_head() + b);
     std::memcpy(slice + b * sizeof block, &block, sizeof block);

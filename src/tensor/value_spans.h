@@ -15,22 +15,17 @@
 
 #include <cstdint>
 
-#include "tensor/dtype.h"
+#include "tensor/cache_rows.h"
 
 namespace ds::tensor {
 
 inline constexpr int64_t kValueSpanPositions = 256;
 inline constexpr int64_t kValueTilePositions = 4;
 
-struct ValueShape {
-  DType dtype = DType::kF32;
-  int64_t n_kv_heads = 1;
-  int64_t head_dim = 0;
+struct ValueShape : CacheRowShape {
   bool spans_wanted = false;
 
   bool spanned() const;  // spans wanted, and the dtype and head size allow them
-  int64_t slice_bytes() const;  // of one head of one position
-  int64_t row_bytes() const;    // of one position, every head
   int64_t blocks_per_head() const;  // Q8_0 blocks of a head's slice; REQUIRES: spanned
   int64_t span_bytes() const;  // REQUIRES: spanned
   // Of a cache with room for n_positions (spanned: whole spans).

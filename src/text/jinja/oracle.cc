@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
+#include "base/file_text.h"
 #include "text/jinja/jinja.h"
 
 namespace ds::text::jinja::testing {
@@ -87,11 +87,9 @@ std::optional<std::vector<std::vector<OracleResult>>> RenderWithPython(
   const std::string command = "python3 " + script + " " + input + " " + output;
   const int rc = std::system(command.c_str());
   std::optional<std::vector<std::vector<OracleResult>>> results;
-  std::ifstream in(output);
-  if (rc == 0 && in) {
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const nlohmann::json parsed = nlohmann::json::parse(buffer.str(), nullptr, false);
+  const StatusOr<std::string> text = ReadFileText(output);
+  if (rc == 0 && text.ok()) {
+    const nlohmann::json parsed = nlohmann::json::parse(*text, nullptr, false);
     if (parsed.is_array() && parsed.size() == jobs.size()) {
       results.emplace();
       for (size_t j = 0; j < jobs.size(); ++j) {
