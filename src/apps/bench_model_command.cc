@@ -35,6 +35,7 @@ struct BenchFlags {
   int warmup_runs = 1;
   int threads = 0;
   int kv_quant_bits = 0;
+  int v_quant_bits = kValueBitsAsKeys;
 };
 
 struct Sample {
@@ -93,8 +94,8 @@ Status Bench(const BenchFlags& flags) {
       flags.mmap ? gguf::Residency::kMapped : gguf::Residency::kHugePages;
   DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path, residency));
   model::Model& model = *loaded.model;
-  DS_ASSIGN_OR_RETURN(const tensor::DType kv_dtype,
-                      KvDtypeFor(flags.kv_quant_bits, model.hparams()));
+  DS_ASSIGN_OR_RETURN(const KvDtypes kv_dtypes,
+                      KvDtypesFor(flags.kv_quant_bits, flags.v_quant_bits, model.hparams()));
   ThreadPool pool(flags.threads);
   const ReadBandwidthMeter bandwidth_meter;
   const double bandwidth_gbps = bandwidth_meter.MeasureGBps(&pool);
@@ -118,9 +119,10 @@ Status Bench(const BenchFlags& flags) {
                 pool.num_threads());
   }
   std::printf("per token: %.1f MiB of active weights, %.1f M multiply-adds; decode floor %.1f "
-              "tok/s (weights only); KV cache %s\n",
+              "tok/s (weights only); K cache %s, V cache %s\n",
               cost.weight_bytes / 1048576.0, cost.macs / 1e6, floor_tps,
-              std::string(tensor::DTypeName(kv_dtype)).c_str());
+              std::string(tensor::DTypeName(kv_dtypes.key)).c_str(),
+              std::string(tensor::DTypeName(kv_dtypes.value)).c_str());
   std::printf("weights: %s\n", WeightsResidencyText(*loaded.file));
   std::printf("runs per test: %d untimed, then %d timed\n", flags.warmup_runs, flags.repetitions);
   const double size_mib = loaded.file->bytes().size() / 1048576.0;
@@ -132,7 +134,8 @@ Status Bench(const BenchFlags& flags) {
   for (int64_t depth : flags.depths) {
     const int64_t ctx = depth + std::max(flags.n_prompt, flags.n_gen) + 1;
     state::StateLayout layout = model.StateLayoutFor(ctx);
-    layout.kv_dtype = kv_dtype;
+    layout.k_dtype = kv_dtypes.key;
+    layout.v_dtype = kv_dtypes.value;
     state::SequenceState warm(layout);
     std::vector<float> logits(model.hparams().n_vocab);
     std::vector<int32_t> prefix = RandomTokens(depth, model.hparams().n_vocab, 7);
@@ -223,6 +226,7 @@ CommandFn RegisterBenchModel(CLI::App* app) {
       ->capture_default_str();
   app->add_option("-t,--threads", flags->threads, "threads (default: one per CPU)");
   app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str();
+  app->add_option("--v-quant", flags->v_quant_bits, kValueQuantHelp);
   app->add_flag("--mmap", flags->mmap, kMmapHelp);
   return [flags] {
     Status status = Bench(*flags);

@@ -11,16 +11,18 @@ namespace ds::apps {
 namespace {
 
 class DecodeAllocationTest
-    : public ::testing::TestWithParam<std::tuple<std::string, tensor::DType>> {};
+    : public ::testing::TestWithParam<
+          std::tuple<std::string, std::pair<tensor::DType, tensor::DType>>> {};
 
 TEST_P(DecodeAllocationTest, DecodeStepsAllocateNothing) {
-  const auto& [arch, kv_dtype] = GetParam();
+  const auto& [arch, kv_dtypes] = GetParam();
   ModelConfig config = TinyConfig(arch);
   config.head_dim = 32;  // Q8_0 KV rows hold whole blocks per head
   std::unique_ptr<TestModel> tm = BuildTestModel(config);
   model::Model& m = *tm->model;
   state::StateLayout layout = m.StateLayoutFor(256);
-  layout.kv_dtype = kv_dtype;
+  layout.k_dtype = kv_dtypes.first;
+  layout.v_dtype = kv_dtypes.second;
   state::SequenceState s(layout);
   ThreadPool pool(2);
   const std::vector<int32_t> ids = RandomPrompt(40, m.hparams().n_vocab, 3);
@@ -64,7 +66,9 @@ INSTANTIATE_TEST_SUITE_P(
     AllArchitectures, DecodeAllocationTest,
     ::testing::Combine(::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "qwen2",
                                          "llama"),
-                       ::testing::Values(tensor::DType::kF32, tensor::DType::kQ8_0)));
+                       ::testing::Values(std::pair{tensor::DType::kF32, tensor::DType::kF32},
+                                         std::pair{tensor::DType::kQ8_0, tensor::DType::kQ8_0},
+                                         std::pair{tensor::DType::kQ8_0, tensor::DType::kQ4_0})));
 
 }  // namespace
 }  // namespace ds::apps

@@ -23,6 +23,7 @@ struct RunFlags {
   int64_t ctx_size = 0;
   int threads = 0;
   int kv_quant_bits = 0;
+  int v_quant_bits = kValueBitsAsKeys;
   int64_t logprobs = 0;
   bool json = false;
   engine::SamplingParams sampling;
@@ -82,7 +83,11 @@ Status Run(const RunFlags& flags) {
   int64_t ctx = flags.ctx_size > 0 ? flags.ctx_size : loaded.model->hparams().n_ctx_train;
   if (ctx <= 0) ctx = 4096;
   state::StateLayout layout = loaded.model->StateLayoutFor(ctx);
-  DS_ASSIGN_OR_RETURN(layout.kv_dtype, KvDtypeFor(flags.kv_quant_bits, loaded.model->hparams()));
+  DS_ASSIGN_OR_RETURN(const KvDtypes kv_dtypes,
+                      KvDtypesFor(flags.kv_quant_bits, flags.v_quant_bits,
+                                  loaded.model->hparams()));
+  layout.k_dtype = kv_dtypes.key;
+  layout.v_dtype = kv_dtypes.value;
   state::SequenceState state(std::move(layout));
   ThreadPool pool(flags.threads);
 
@@ -125,6 +130,7 @@ CommandFn RegisterRun(CLI::App* app) {
   app->add_option("-c,--ctx-size", flags->ctx_size, "context size (default: the model's)");
   app->add_option("-t,--threads", flags->threads, "threads (default: one per CPU)");
   app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str();
+  app->add_option("--v-quant", flags->v_quant_bits, kValueQuantHelp);
   app->add_flag("--mmap", flags->mmap, kMmapHelp);
   app->add_option("--temp", flags->sampling.temperature, "temperature; 0 is greedy")
       ->capture_default_str();

@@ -30,6 +30,7 @@ struct ServeFlags {
   server::ChatServiceOptions chat;
   std::string cache_config;
   int kv_quant_bits = 0;
+  int v_quant_bits = kValueBitsAsKeys;
   CacheSettings cache;          // defaults, or what a flag set
   std::vector<CLI::Option*> cache_flags;  // applied over the config file when given
 };
@@ -84,8 +85,11 @@ Status Serve(ServeFlags flags) {
                                       ? loaded.model->hparams().n_ctx_train
                                       : 8192;
   }
-  DS_ASSIGN_OR_RETURN(flags.engine.kv_dtype,
-                      KvDtypeFor(flags.kv_quant_bits, loaded.model->hparams()));
+  DS_ASSIGN_OR_RETURN(const KvDtypes kv_dtypes,
+                      KvDtypesFor(flags.kv_quant_bits, flags.v_quant_bits,
+                                  loaded.model->hparams()));
+  flags.engine.k_dtype = kv_dtypes.key;
+  flags.engine.v_dtype = kv_dtypes.value;
   DS_ASSIGN_OR_RETURN(CacheSettings cache, ResolveCacheSettings(flags));
   flags.engine.cache = EngineCacheOptions(cache, ModelFingerprint(*loaded.file));
   if (cache.disk_enabled && cache.disk_cap_gb > 0 && flags.engine.cache.budget_bytes == 0) {
@@ -102,10 +106,10 @@ Status Serve(ServeFlags flags) {
   server::HttpServer http(flags.server, service.get());
   DS_RETURN_IF_ERROR(http.Start());
   DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens "
-              "(KV {}), prefix cache {} MiB in memory, disk tier {}, {} kernels, weights {}",
+              "(K {}, V {}), prefix cache {} MiB in memory, disk tier {}, {} kernels, weights {}",
               flags.server.model_id, loaded.model->hparams().arch, flags.server.host, http.port(),
               flags.engine.max_parallel, flags.engine.context_tokens,
-              tensor::DTypeName(flags.engine.kv_dtype),
+              tensor::DTypeName(flags.engine.k_dtype), tensor::DTypeName(flags.engine.v_dtype),
               flags.engine.cache.budget_bytes >> 20,
               engine.cache() != nullptr && engine.cache()->disk() != nullptr
                   ? engine.cache()->disk()->options().dir
@@ -151,6 +155,7 @@ CommandFn RegisterServe(CLI::App* app) {
       "DELTASERVE_CTX_SIZE");
   env(app->add_option("--kv-quant", flags->kv_quant_bits, kKvQuantHelp)->capture_default_str(),
       "DELTASERVE_KV_QUANT");
+  env(app->add_option("--v-quant", flags->v_quant_bits, kValueQuantHelp), "DELTASERVE_V_QUANT");
   env(app->add_flag("--mmap", flags->mmap, kMmapHelp), "DELTASERVE_MMAP");
   env(app->add_option("--prefill-chunk", flags->engine.prefill_chunk_tokens,
                       "prompt tokens per engine step")

@@ -79,7 +79,8 @@ Engine::Engine(model::Model* model, EngineOptions options)
     : model_(model), options_(options), pool_(options.threads),
       logits_(model->hparams().n_vocab) {
   state::StateLayout layout = model_->StateLayoutFor(options_.context_tokens);
-  layout.kv_dtype = options_.kv_dtype;
+  layout.k_dtype = options_.k_dtype;
+  layout.v_dtype = options_.v_dtype;
   if (options_.cache.budget_bytes > 0) {
     cache_ = std::make_unique<StateCache>(options_.cache, layout);
   }

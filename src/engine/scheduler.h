@@ -37,8 +37,10 @@ struct EngineOptions {
   int64_t context_tokens = 8192;  // per sequence
   int64_t prefill_chunk_tokens = 512;  // per engine step, so decodes of others stay responsive
   int threads = 0;              // 0: one per CPU
-  // How attention K and V rows are stored: kF32 or kQ8_0 (--kv-quant 8).
-  tensor::DType kv_dtype = tensor::DType::kF32;
+  // How attention K rows are stored: kF32 or kQ8_0 (--kv-quant 8); V rows: the same, or kQ4_0
+  // (--v-quant 4).
+  tensor::DType k_dtype = tensor::DType::kF32;
+  tensor::DType v_dtype = tensor::DType::kF32;
   StateCacheOptions cache;      // the prefix cache; off unless given a budget
 };
 

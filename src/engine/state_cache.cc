@@ -29,12 +29,14 @@ std::string PayloadLayout(const state::StateLayout& layout) {
   for (state::LayerKind kind : layout.layer_kinds) {
     (kind == state::LayerKind::kAttention ? attention : recurrent) += 1;
   }
-  return "kv: " + std::string(tensor::DTypeName(layout.kv_dtype)) + " [rows][" +
+  return "k: " + std::string(tensor::DTypeName(layout.k_dtype)) +
+         ", v: " + std::string(tensor::DTypeName(layout.v_dtype)) + " [rows][" +
          std::to_string(attention) + " layers][K,V][" +
          std::to_string(layout.kv_row_floats) + "]; recurrent: f32 [" +
          std::to_string(recurrent) + " layers][conv " + std::to_string(layout.conv_floats) +
          ", ssm " + std::to_string(layout.ssm_floats) + "] after a " +
-         std::to_string(state::SequenceState::kSnapshotHeaderBytes) + "-byte header";
+         std::to_string(state::SequenceState::kSnapshotHeaderBytes) + "-byte header (version " +
+         std::to_string(state::SequenceState::kSnapshotVersion) + ")";
 }
 
 }  // namespace

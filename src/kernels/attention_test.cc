@@ -49,37 +49,42 @@ struct KvLayout {
   bool k_tiles, v_spans;
 };
 constexpr KvLayout kRows{false, false}, kTilesAndSpans{true, true};
-constexpr KvLayout kEveryLayout[] = {kRows, kTilesAndSpans, {true, false}, {false, true}};
 
 void UseLayout(const KvLayout& layout, AttentionArgs* args) {
   args->k_tiles_wanted = layout.k_tiles;
   args->v_spans_wanted = layout.v_spans;
 }
 
-// The case's K and V as a cache of kv_dtype rows keeps them (K tiled, V in spans where their
+// How a case's cache holds K and V.
+struct CacheDtypes {
+  tensor::DType key, value;
+};
+constexpr CacheDtypes kF32Cache{tensor::DType::kF32, tensor::DType::kF32};
+constexpr CacheDtypes kQ8Cache{tensor::DType::kQ8_0, tensor::DType::kQ8_0};
+constexpr CacheDtypes kQ4ValueCache{tensor::DType::kQ8_0, tensor::DType::kQ4_0};
+
+// The case's K and V as a cache of `dtypes` rows keeps them (K tiled, V in spans where their
 // shapes are), and the rows as they went in.
 struct StoredKv {
   std::vector<uint8_t> k, v, k_rows, v_rows;
-  int64_t row_bytes;
   // Points args at this cache.
   void UseIn(AttentionArgs* args) const {
     args->k_cache = k.data();
     args->v_cache = v.data();
   }
 };
-StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
+StoredKv StoreKv(const AttentionCase& c, CacheDtypes dtypes) {
   const int64_t row = c.args.n_kv_heads * c.args.head_dim;
   const int64_t n_rows = c.args.first_pos + c.args.n_tokens;
-  const tensor::KeyShape key_shape{kv_dtype, c.args.n_kv_heads, c.args.head_dim,
+  const tensor::KeyShape key_shape{dtypes.key, c.args.n_kv_heads, c.args.head_dim,
                                    c.args.k_tiles_wanted};
-  const tensor::ValueShape value_shape{kv_dtype, c.args.n_kv_heads, c.args.head_dim,
+  const tensor::ValueShape value_shape{dtypes.value, c.args.n_kv_heads, c.args.head_dim,
                                        c.args.v_spans_wanted};
   StoredKv stored;
-  stored.row_bytes = tensor::RowBytes(kv_dtype, row);
   stored.k.resize(key_shape.CacheBytes(n_rows));
   stored.v.resize(value_shape.CacheBytes(n_rows));
-  stored.k_rows.resize(n_rows * stored.row_bytes);
-  stored.v_rows.resize(n_rows * stored.row_bytes);
+  stored.k_rows.resize(n_rows * tensor::RowBytes(dtypes.key, row));
+  stored.v_rows.resize(n_rows * tensor::RowBytes(dtypes.value, row));
   StoreKeyRows(c.k.data(), 0, n_rows, key_shape, stored.k.data());
   StoreValueRows(c.v.data(), 0, n_rows, value_shape, stored.v.data());
   tensor::GetKeyRows(stored.k.data(), 0, n_rows, key_shape, stored.k_rows.data());
@@ -87,13 +92,13 @@ StoredKv StoreKv(const AttentionCase& c, tensor::DType kv_dtype) {
   return stored;
 }
 
-// The case's queries as the current table's attention reads them over kv_dtype rows: a table
+// The case's queries as the current table's attention reads them over key_dtype rows: a table
 // that scores tiled K caches in int8 meets each query (a head's row) as its int8 codes against
 // the row's largest magnitude (step d = amax / 127) plus those of what they leave over at step
 // d / 256, both rounded to nearest and held within +-127.
-std::vector<float> QueriesAsRead(const AttentionCase& c, tensor::DType kv_dtype) {
+std::vector<float> QueriesAsRead(const AttentionCase& c, tensor::DType key_dtype) {
   const int64_t hd = c.args.head_dim;
-  const tensor::KeyShape shape{kv_dtype, c.args.n_kv_heads, hd, c.args.k_tiles_wanted};
+  const tensor::KeyShape shape{key_dtype, c.args.n_kv_heads, hd, c.args.k_tiles_wanted};
   if (!shape.tiled() || !internal::Table().attend_rounds_q8_queries) return c.q;
   const auto code = [](float x) { return std::clamp(std::nearbyint(x), -127.0f, 127.0f); };
   std::vector<float> rounded(c.q.size());
@@ -206,23 +211,26 @@ TEST_P(AttentionTest, ATokenAloneMatchesItsBatchBitForBit) {
 
 // Attention over a batch of n_tokens after first_pos cached positions, on two threads, stays
 // near the reference, and each of `tokens` attended alone gives its bits in the batch on one,
-// two and three threads, for f32 and Q8_0 KV rows (as rows, K tiled and V in spans).
+// two and three threads, for f32 and Q8_0 KV rows and Q8_0 K with Q4_0 V (as rows, K tiled and V
+// in spans).
 void ExpectEachTokenAloneGetsTheBatchBits(std::mt19937& rng, int64_t n_tokens, int64_t first_pos,
                                           int64_t head_dim, std::initializer_list<int64_t> tokens) {
   const int64_t n_heads = 8, n_kv_heads = 2;
-  for (const auto& [kv_dtype, layout] : {std::pair{tensor::DType::kF32, kRows},
-                                         std::pair{tensor::DType::kQ8_0, kRows},
-                                         std::pair{tensor::DType::kQ8_0, kTilesAndSpans}}) {
-    SCOPED_TRACE(testing::Message() << tensor::DTypeName(kv_dtype) << " tiles and spans "
+  for (const auto& [dtypes, layout] :
+       {std::pair{kF32Cache, kRows}, std::pair{kQ8Cache, kRows}, std::pair{kQ8Cache, kTilesAndSpans},
+        std::pair{kQ4ValueCache, kRows}, std::pair{kQ4ValueCache, kTilesAndSpans}}) {
+    SCOPED_TRACE(testing::Message() << tensor::DTypeName(dtypes.key) << " K, "
+                                    << tensor::DTypeName(dtypes.value) << " V, tiles and spans "
                                     << layout.k_tiles);
     AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
     UseLayout(layout, &c.args);
-    const StoredKv stored = StoreKv(c, kv_dtype);
+    const StoredKv stored = StoreKv(c, dtypes);
     stored.UseIn(&c.args);
-    c.args.kv_dtype = kv_dtype;
+    c.args.k_dtype = dtypes.key;
+    c.args.v_dtype = dtypes.value;
     ThreadPool pool2(2), pool3(3);
     std::vector<float> batch(c.q.size()), want(c.q.size());
-    const std::vector<float> q_as_read = QueriesAsRead(c, kv_dtype);
+    const std::vector<float> q_as_read = QueriesAsRead(c, dtypes.key);
     AttentionArgs reference = c.args;
     reference.q = q_as_read.data();
     reference.out = want.data();
@@ -265,30 +273,31 @@ TEST_P(AttentionTest, DecodeOverManyChunksTakesEveryHeadWithTheBatchBits) {
   ExpectEachTokenAloneGetsTheBatchBits(rng, 3, 5000, 128, {0, 1, 2});
 }
 
-// The case's attention over its K and V stored as Q8_0 rows (K tiled, V in spans where it asks),
-// and the f32 attention of queries q_f32 over the same values dequantised.
-struct Q8Outputs {
+// The case's attention over its K stored as Q8_0 rows and V as value_dtype rows (K tiled, V in
+// spans where it asks), and the f32 attention of queries q_f32 over the same values dequantised.
+struct QuantisedOutputs {
   StoredKv stored;
-  AttentionArgs q8;  // over `stored`
+  AttentionArgs quantised_args;  // over `stored`
   std::vector<float> quantised, dequantised;
 };
-void AttendQ8AndDequantised(const AttentionCase& c, const float* q_f32, ThreadPool* pool,
-                            Q8Outputs* out) {
+void AttendQuantisedAndDequantised(const AttentionCase& c, tensor::DType value_dtype,
+                                   const float* q_f32, ThreadPool* pool, QuantisedOutputs* out) {
   const int64_t n_values = (c.args.first_pos + c.args.n_tokens) * c.args.n_kv_heads *
                            c.args.head_dim;
-  out->stored = StoreKv(c, tensor::DType::kQ8_0);
+  out->stored = StoreKv(c, {tensor::DType::kQ8_0, value_dtype});
   std::vector<float> k_deq(n_values), v_deq(n_values);
   tensor::DequantizeRow(tensor::DType::kQ8_0, out->stored.k_rows.data(), k_deq.data(), n_values);
-  tensor::DequantizeRow(tensor::DType::kQ8_0, out->stored.v_rows.data(), v_deq.data(), n_values);
+  tensor::DequantizeRow(value_dtype, out->stored.v_rows.data(), v_deq.data(), n_values);
   out->quantised.resize(c.q.size());
   out->dequantised.resize(c.q.size());
-  out->q8 = c.args;
-  out->stored.UseIn(&out->q8);
-  out->q8.kv_dtype = tensor::DType::kQ8_0;
-  out->q8.out = out->quantised.data();
-  Attention(out->q8, pool);
+  out->quantised_args = c.args;
+  out->stored.UseIn(&out->quantised_args);
+  out->quantised_args.k_dtype = tensor::DType::kQ8_0;
+  out->quantised_args.v_dtype = value_dtype;
+  out->quantised_args.out = out->quantised.data();
+  Attention(out->quantised_args, pool);
   AttentionArgs f32 = c.args;
-  f32.kv_dtype = tensor::DType::kF32;
+  f32.k_dtype = f32.v_dtype = tensor::DType::kF32;
   f32.q = q_f32;
   f32.k_cache = k_deq.data();
   f32.v_cache = v_deq.data();
@@ -296,28 +305,30 @@ void AttendQ8AndDequantised(const AttentionCase& c, const float* q_f32, ThreadPo
   Attention(f32, pool);
 }
 
-// Q8_0 KV rows give the f32 result over their dequantised values (and so stay within the
-// reference's tolerance), also for the last token attended alone: exactly, or, in a table that
-// scores them in int8 or encodes V weights, within ToleranceOver for the queries as it reads
-// them. K as rows or tiled, V as rows or in spans.
-void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_tokens,
-                                               int64_t first_pos, int64_t n_heads,
-                                               int64_t n_kv_heads, int64_t head_dim,
-                                               const KvLayout& layout) {
+// Q8_0 K rows and Q8_0 or Q4_0 V rows give the f32 result over their dequantised values (and so
+// stay within the reference's tolerance), also for the last token attended alone: exactly, or,
+// in a table that scores them in int8 or encodes V weights, within ToleranceOver for the queries
+// as it reads them. K as rows or tiled, V as rows or in spans.
+void ExpectQuantisedKvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_tokens,
+                                                      int64_t first_pos, int64_t n_heads,
+                                                      int64_t n_kv_heads, int64_t head_dim,
+                                                      const KvLayout& layout,
+                                                      tensor::DType value_dtype) {
   SCOPED_TRACE(testing::Message() << "tokens " << n_tokens << " heads " << n_heads
                                   << " kv heads " << n_kv_heads << " head_dim " << head_dim
                                   << " K tiles " << layout.k_tiles << " V spans "
-                                  << layout.v_spans);
+                                  << layout.v_spans << " V " << tensor::DTypeName(value_dtype));
   AttentionCase c = MakeCase(rng, n_tokens, first_pos, head_dim, n_heads, n_kv_heads);
   UseLayout(layout, &c.args);
-  c.args.kv_dtype = tensor::DType::kQ8_0;
+  c.args.k_dtype = tensor::DType::kQ8_0;
+  c.args.v_dtype = value_dtype;
   const std::vector<float> q_as_read = QueriesAsRead(c, tensor::DType::kQ8_0);
   const bool exact = q_as_read == c.q && !EncodesValueWeights(c.args);
   const double tolerance = ToleranceOver(c.args);
   ThreadPool pool(2);
-  Q8Outputs outputs;
-  AttendQ8AndDequantised(c, q_as_read.data(), &pool, &outputs);
-  const AttentionArgs& q8 = outputs.q8;
+  QuantisedOutputs outputs;
+  AttendQuantisedAndDequantised(c, value_dtype, q_as_read.data(), &pool, &outputs);
+  const AttentionArgs& q8 = outputs.quantised_args;
   const std::vector<float>& quantised = outputs.quantised;
   const std::vector<float>& dequantised = outputs.dequantised;
   std::vector<float> want(c.q.size());
@@ -344,13 +355,17 @@ void ExpectQ8KvEqualsF32OverTheDequantisedRows(std::mt19937& rng, int64_t n_toke
                            alone.size() * sizeof(float)));
 }
 
-TEST_P(AttentionTest, Q8KvEqualsF32AttentionOverTheDequantisedRows) {
+TEST_P(AttentionTest, QuantisedKvEqualsF32AttentionOverTheDequantisedRows) {
   std::mt19937 rng(15);
-  for (const KvLayout& layout : kEveryLayout) {
+  for (const auto& [layout, value_dtype] :
+       {std::pair{kRows, tensor::DType::kQ8_0}, std::pair{kTilesAndSpans, tensor::DType::kQ8_0},
+        std::pair{KvLayout{true, false}, tensor::DType::kQ8_0},
+        std::pair{KvLayout{false, true}, tensor::DType::kQ8_0},
+        std::pair{kRows, tensor::DType::kQ4_0}, std::pair{kTilesAndSpans, tensor::DType::kQ4_0}}) {
     const auto expect = [&](int64_t n_tokens, int64_t first_pos, int64_t n_heads,
                             int64_t n_kv_heads, int64_t head_dim = 64) {
-      ExpectQ8KvEqualsF32OverTheDequantisedRows(rng, n_tokens, first_pos, n_heads, n_kv_heads,
-                                                head_dim, layout);
+      ExpectQuantisedKvEqualsF32OverTheDequantisedRows(rng, n_tokens, first_pos, n_heads,
+                                                       n_kv_heads, head_dim, layout, value_dtype);
     };
     for (int64_t n_kv_heads : {1, 2}) expect(9, 100, 4, n_kv_heads);
     // Tiles of exactly the queries one group reads together: of tokens, heads or both.
@@ -376,22 +391,26 @@ TEST_P(AttentionTest, Q8KvEqualsF32AttentionOverTheDequantisedRows) {
 // it (weights of e^-80: an encoding against their own largest would overflow a float) or before
 // it (rescaled away when the maximum rises): near the f32 result over the same values, which is
 // the mean of the high positions' V rows.
-TEST_P(AttentionTest, Q8ValueStepsFarBelowTheMaximumAddNothing) {
+TEST_P(AttentionTest, QuantisedValueStepsFarBelowTheMaximumAddNothing) {
   std::mt19937 rng(29);
   constexpr int64_t kHeadDim = 64, kPositions = 600;
-  for (bool high_first : {true, false}) {
-    SCOPED_TRACE(testing::Message() << "high positions first: " << high_first);
+  for (const auto& [high_first, value_dtype] :
+       {std::pair{true, tensor::DType::kQ8_0}, std::pair{false, tensor::DType::kQ8_0},
+        std::pair{true, tensor::DType::kQ4_0}, std::pair{false, tensor::DType::kQ4_0}}) {
+    SCOPED_TRACE(testing::Message() << "high positions first: " << high_first << ", V "
+                                    << tensor::DTypeName(value_dtype));
     AttentionCase c = MakeCase(rng, 1, kPositions - 1, kHeadDim, 2, 1);
     UseLayout(kTilesAndSpans, &c.args);
-    c.args.kv_dtype = tensor::DType::kQ8_0;
+    c.args.k_dtype = tensor::DType::kQ8_0;
+    c.args.v_dtype = value_dtype;
     std::fill(c.q.begin(), c.q.end(), 5.0f);
     for (int64_t p = 0; p < kPositions; ++p) {
       const bool high = (p < 256) == high_first;
       std::fill_n(c.k.begin() + p * kHeadDim, kHeadDim, high ? 1.0f : -1.0f);
     }
     ThreadPool pool(2);
-    Q8Outputs outputs;
-    AttendQ8AndDequantised(c, c.q.data(), &pool, &outputs);
+    QuantisedOutputs outputs;
+    AttendQuantisedAndDequantised(c, value_dtype, c.q.data(), &pool, &outputs);
     const std::vector<float>& quantised = outputs.quantised;
     const std::vector<float>& dequantised = outputs.dequantised;
     EXPECT_LT(RelativeError(quantised.data(), dequantised.data(), quantised.size()),

@@ -247,13 +247,14 @@ inline constexpr int kInterleavedRows = 16;
 inline constexpr int64_t kTopKBlock = 16;
 
 // The K or V rows of one KV head: row `pos` of the head starts at base + pos * stride_bytes and
-// holds head_dim floats, or head_dim / 32 Q8_0 blocks (args.kv_dtype).
+// holds head_dim elements of the cache's dtype (args.k_dtype or args.v_dtype).
 struct KvHeadRows {
   const uint8_t* base;
   int64_t stride_bytes;
 };
-// The rows of the KV head whose slice starts at element kv_offset of each cache row.
-KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_offset);
+// The rows of the KV head whose slice starts at element kv_offset of each K (V) cache row.
+KvHeadRows KeyHeadOf(const AttentionArgs& args, int64_t kv_offset);
+KvHeadRows ValueHeadOf(const AttentionArgs& args, int64_t kv_offset);
 
 // This thread's scratch for a kernel's per-call tables: at least `bytes` bytes, 64-byte aligned,
 // kept between calls (a warm decode step allocates nothing) and valid until the thread's next

@@ -73,7 +73,8 @@ namespace {
 template <class Shape, class Put>
 void StoreRows(const float* x, int64_t first_pos, int64_t n_tokens, const Shape& shape, Put put,
                uint8_t* cache) {
-  DS_CHECK(shape.dtype == tensor::DType::kF32 || shape.dtype == tensor::DType::kQ8_0);
+  DS_CHECK(shape.dtype == tensor::DType::kF32 || shape.dtype == tensor::DType::kQ8_0 ||
+           shape.dtype == tensor::DType::kQ4_0);
   const int64_t row_floats = shape.n_kv_heads * shape.head_dim;
   thread_local std::vector<uint8_t> row;
   row.resize(static_cast<size_t>(shape.row_bytes()));
@@ -96,13 +97,13 @@ void StoreValueRows(const float* v, int64_t first_pos, int64_t n_tokens,
 }
 
 tensor::KeyShape KeyShapeOf(const AttentionArgs& args) {
-  return {args.kv_dtype, args.n_kv_heads, args.head_dim, args.k_tiles_wanted};
+  return {args.k_dtype, args.n_kv_heads, args.head_dim, args.k_tiles_wanted};
 }
 
 bool PrefersTiledKeys() { return internal::Table().attend_rounds_q8_queries; }
 
 tensor::ValueShape ValueShapeOf(const AttentionArgs& args) {
-  return {args.kv_dtype, args.n_kv_heads, args.head_dim, args.v_spans_wanted};
+  return {args.v_dtype, args.n_kv_heads, args.head_dim, args.v_spans_wanted};
 }
 
 bool PrefersValueSpans() { return internal::Table().attend_encodes_q8_value_weights; }
@@ -110,8 +111,11 @@ bool PrefersValueSpans() { return internal::Table().attend_encodes_q8_value_weig
 void Attention(const AttentionArgs& args, ThreadPool* pool) {
   DS_CHECK(args.n_kv_heads > 0 && args.n_heads % args.n_kv_heads == 0);
   DS_CHECK(args.head_dim > 0 && args.first_pos >= 0);
-  DS_CHECK(args.kv_dtype == tensor::DType::kF32 ||
-           (args.kv_dtype == tensor::DType::kQ8_0 && args.head_dim % tensor::kQK == 0));
+  DS_CHECK(args.k_dtype == tensor::DType::kF32 ||
+           (args.k_dtype == tensor::DType::kQ8_0 && args.head_dim % tensor::kQK == 0));
+  DS_CHECK(args.v_dtype == tensor::DType::kF32 ||
+           ((args.v_dtype == tensor::DType::kQ8_0 || args.v_dtype == tensor::DType::kQ4_0) &&
+            args.head_dim % tensor::kQK == 0));
   const internal::AttendFn attend = internal::Table().attend;
   const internal::AttendMergeFn merge = internal::Table().attend_merge;
   const int64_t group = args.n_heads / args.n_kv_heads;
@@ -306,10 +310,23 @@ double MeasureInt8DotPeakGops(ThreadPool* pool) {
 
 namespace internal {
 
-KvHeadRows KvHeadOf(const AttentionArgs& args, const void* cache, int64_t kv_offset) {
-  const int64_t row_floats = args.n_kv_heads * args.head_dim;
-  return {static_cast<const uint8_t*>(cache) + tensor::RowBytes(args.kv_dtype, kv_offset),
-          tensor::RowBytes(args.kv_dtype, row_floats)};
+namespace {
+
+KvHeadRows HeadOf(const AttentionArgs& args, tensor::DType dtype, const void* cache,
+                  int64_t kv_offset) {
+  const int64_t row_elements = args.n_kv_heads * args.head_dim;
+  return {static_cast<const uint8_t*>(cache) + tensor::RowBytes(dtype, kv_offset),
+          tensor::RowBytes(dtype, row_elements)};
+}
+
+}  // namespace
+
+KvHeadRows KeyHeadOf(const AttentionArgs& args, int64_t kv_offset) {
+  return HeadOf(args, args.k_dtype, args.k_cache, kv_offset);
+}
+
+KvHeadRows ValueHeadOf(const AttentionArgs& args, int64_t kv_offset) {
+  return HeadOf(args, args.v_dtype, args.v_cache, kv_offset);
 }
 
 void* KernelScratch(int64_t bytes) {

@@ -99,9 +99,11 @@ struct AttentionArgs {
   // ValueShapeOf(*this).spanned(), rows of n_kv_heads * head_dim otherwise).
   const void* v_cache = nullptr;
   bool v_spans_wanted = false;  // the V cache's ValueShape::spans_wanted
-  // The rows' element type: kF32, or kQ8_0 (then head_dim % 32 == 0). Q8_0 rows are read as
-  // their exact dequantised values, so the result equals f32 attention over those values.
-  tensor::DType kv_dtype = tensor::DType::kF32;
+  // The K rows' element type: kF32, or kQ8_0 (then head_dim % 32 == 0); the V rows': kF32,
+  // kQ8_0 or kQ4_0 (then head_dim % 32 == 0). Quantised rows are read as their exact dequantised
+  // values, so the result equals f32 attention over those values.
+  tensor::DType k_dtype = tensor::DType::kF32;
+  tensor::DType v_dtype = tensor::DType::kF32;
   int64_t n_tokens = 0;
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;

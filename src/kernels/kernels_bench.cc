@@ -167,30 +167,39 @@ struct LayerCaches {
   // In buffers like a sequence's (see base/large_buffer.h).
   std::vector<std::vector<uint8_t, LargeBufferAllocator<uint8_t>>> caches;
   int64_t n_layers;
-  int64_t layer_bytes;  // of K (or V) of one layer, the larger of the two (tiles, spans)
+  int64_t key_bytes, value_bytes;  // of one layer (tiles, spans)
+};
+
+// How a benchmark's caches hold K and V, named by their dtypes ("q8_0", or "q8_0-q4_0" where V's
+// differs).
+struct CacheDtypes {
+  tensor::DType key, value;
+  std::string Name() const {
+    const std::string key_name(tensor::DTypeName(key));
+    return key == value ? key_name : key_name + "-" + std::string(tensor::DTypeName(value));
+  }
 };
 
 // Where: one layer alone, read again and again, so that a shallow cache stays in L2 (what a
 // step's instructions cost, with no wait for memory).
 enum class CacheSpread { kFromMemory, kOneLayer };
 
-LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos,
+LayerCaches MakeLayerCaches(CacheDtypes dtypes, int64_t n_pos,
                             CacheSpread spread = CacheSpread::kFromMemory) {
   const bool one_layer = spread == CacheSpread::kOneLayer;
   const int64_t min_layers = one_layer ? 1 : 6;
   const int64_t min_cache_bytes = one_layer ? 0 : int64_t{256} << 20;
   const int64_t row_floats = kKvHeads * kHeadDim;
-  const tensor::KeyShape key_shape{kv_dtype, kKvHeads, kHeadDim, PrefersTiledKeys()};
-  const tensor::ValueShape value_shape{kv_dtype, kKvHeads, kHeadDim, PrefersValueSpans()};
+  const tensor::KeyShape key_shape{dtypes.key, kKvHeads, kHeadDim, PrefersTiledKeys()};
+  const tensor::ValueShape value_shape{dtypes.value, kKvHeads, kHeadDim, PrefersValueSpans()};
   const std::vector<float> rows = RandomActivations(n_pos * row_floats);
-  const int64_t layer_bytes = std::max(key_shape.CacheBytes(n_pos), value_shape.CacheBytes(n_pos));
-  std::vector<uint8_t> keys(static_cast<size_t>(layer_bytes));
-  std::vector<uint8_t> values(static_cast<size_t>(layer_bytes));
+  std::vector<uint8_t> keys(static_cast<size_t>(key_shape.CacheBytes(n_pos)));
+  std::vector<uint8_t> values(static_cast<size_t>(value_shape.CacheBytes(n_pos)));
   StoreKeyRows(rows.data(), 0, n_pos, key_shape, keys.data());
   StoreValueRows(rows.data(), 0, n_pos, value_shape, values.data());
-  const int64_t n_layers =
-      std::max(min_layers, min_cache_bytes / std::max<int64_t>(1, 2 * layer_bytes));
-  LayerCaches out{{}, n_layers, layer_bytes};
+  const int64_t layer_bytes = std::ssize(keys) + std::ssize(values);
+  const int64_t n_layers = std::max(min_layers, min_cache_bytes / std::max<int64_t>(1, layer_bytes));
+  LayerCaches out{{}, n_layers, std::ssize(keys), std::ssize(values)};
   for (int64_t l = 0; l < n_layers; ++l) {
     out.caches.emplace_back(keys.begin(), keys.end());
     out.caches.emplace_back(values.begin(), values.end());
@@ -199,16 +208,17 @@ LayerCaches MakeLayerCaches(tensor::DType kv_dtype, int64_t n_pos,
 }
 
 // One attention layer of the bench model for n_tokens new tokens (1: a decode step; more: a chunk
-// of a prompt) after state.range(0) cached positions, over a cache of kv_dtype rows.
-void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tokens,
+// of a prompt) after state.range(0) cached positions, over caches of `dtypes`.
+void BM_Attention(benchmark::State& state, CacheDtypes dtypes, int64_t n_tokens,
                   CacheSpread spread) {
   const int64_t depth = state.range(0);
-  const LayerCaches kv = MakeLayerCaches(kv_dtype, depth + n_tokens, spread);
+  const LayerCaches kv = MakeLayerCaches(dtypes, depth + n_tokens, spread);
   const std::vector<float> q = RandomActivations(n_tokens * kHeads * kHeadDim);
   std::vector<float> out(n_tokens * kHeads * kHeadDim);
   AttentionArgs args;
   args.q = q.data();
-  args.kv_dtype = kv_dtype;
+  args.k_dtype = dtypes.key;
+  args.v_dtype = dtypes.value;
   args.n_tokens = n_tokens;
   args.n_heads = kHeads;
   args.n_kv_heads = kKvHeads;
@@ -227,19 +237,20 @@ void BM_Attention(benchmark::State& state, tensor::DType kv_dtype, int64_t n_tok
     Attention(args, &pool);
     benchmark::DoNotOptimize(out.data());
   }
-  state.SetBytesProcessed(state.iterations() * 2 * kv.layer_bytes);
+  state.SetBytesProcessed(state.iterations() * (kv.key_bytes + kv.value_bytes));
   state.SetLabel(Label());
 }
 
 // The memory floor of AttentionDecode: the same layers' K and V rows read by the same threads in
 // chunks of the same positions, one load per cache line and no arithmetic.
 constexpr int64_t kChunkPositions = internal::kAttentionChunkPositions;
-void BM_KvRead(benchmark::State& state, tensor::DType kv_dtype) {
+void BM_KvRead(benchmark::State& state, CacheDtypes dtypes) {
   const int64_t n_pos = state.range(0) + 1;
-  const LayerCaches kv = MakeLayerCaches(kv_dtype, n_pos);
-  const int64_t chunk_bytes =
-      kChunkPositions * tensor::RowBytes(kv_dtype, kKvHeads * kHeadDim);
-  const int64_t n_chunks = (kv.layer_bytes + chunk_bytes - 1) / chunk_bytes;
+  const LayerCaches kv = MakeLayerCaches(dtypes, n_pos);
+  const int64_t key_chunk_bytes = kChunkPositions * tensor::RowBytes(dtypes.key, kKvHeads * kHeadDim);
+  const int64_t value_chunk_bytes =
+      kChunkPositions * tensor::RowBytes(dtypes.value, kKvHeads * kHeadDim);
+  const int64_t n_chunks = (n_pos + kChunkPositions - 1) / kChunkPositions;
   ThreadPool pool(g_threads);
   int64_t layer = 0;
   for (auto _ : state) {
@@ -248,17 +259,24 @@ void BM_KvRead(benchmark::State& state, tensor::DType kv_dtype) {
     layer = (layer + 1) % kv.n_layers;
     pool.ParallelFor(n_chunks, 1, [&](int64_t c0, int64_t c1) {
       uint64_t sum = 0;
-      const int64_t end = std::min(c1 * chunk_bytes, kv.layer_bytes);
-      for (int64_t at = c0 * chunk_bytes; at < end; at += 64) {
+      // K's and V's lines side by side: a V line for every K line where they are as many, each
+      // V line read once or twice (the second time from L1) where V is smaller.
+      const int64_t key_begin = c0 * key_chunk_bytes;
+      const int64_t key_end = std::min(c1 * key_chunk_bytes, kv.key_bytes);
+      const int64_t value_begin = c0 * value_chunk_bytes;
+      const int64_t value_lines =
+          (std::min(c1 * value_chunk_bytes, kv.value_bytes) - value_begin + 63) / 64;
+      const int64_t key_lines = (key_end - key_begin + 63) / 64;
+      for (int64_t line = 0; line < key_lines; ++line) {
         uint64_t k, v;
-        std::memcpy(&k, keys + at, sizeof k);
-        std::memcpy(&v, values + at, sizeof v);
+        std::memcpy(&k, keys + key_begin + line * 64, sizeof k);
+        std::memcpy(&v, values + value_begin + line * value_lines / key_lines * 64, sizeof v);
         sum += k ^ v;
       }
       benchmark::DoNotOptimize(sum);
     });
   }
-  state.SetBytesProcessed(state.iterations() * 2 * kv.layer_bytes);
+  state.SetBytesProcessed(state.iterations() * (kv.key_bytes + kv.value_bytes));
   state.SetLabel(Label());
 }
 
@@ -323,8 +341,10 @@ void RegisterAll() {
                         ->Args({1024, 1024, 1})
                         ->Unit(benchmark::kMillisecond);
                   });
-  for (DType kv_dtype : {DType::kF32, DType::kQ8_0}) {
-    const std::string dtype(tensor::DTypeName(kv_dtype));
+  for (CacheDtypes kv_dtype : {CacheDtypes{DType::kF32, DType::kF32},
+                               CacheDtypes{DType::kQ8_0, DType::kQ8_0},
+                               CacheDtypes{DType::kQ8_0, DType::kQ4_0}}) {
+    const std::string dtype = kv_dtype.Name();
     // 128: a shallow cache, whose first block no earlier block streams.
     benchmark::RegisterBenchmark(("AttentionDecode/" + dtype).c_str(), BM_Attention, kv_dtype, 1,
                                  CacheSpread::kFromMemory)

@@ -67,7 +67,6 @@ void AttendOverCache(const HParams& hp, int layer, const float* q, const float* 
                      const float* v, int64_t n_tokens, state::SequenceState* state, float* out,
                      ThreadPool* pool) {
   const int64_t first_pos = state->num_tokens();
-  const tensor::DType kv_dtype = state->layout().kv_dtype;
   kernels::StoreKeyRows(k, first_pos, n_tokens, state->layout().key_shape(),
                         state->key_rows(layer));
   kernels::StoreValueRows(v, first_pos, n_tokens, state->layout().value_shape(),
@@ -78,7 +77,8 @@ void AttendOverCache(const HParams& hp, int layer, const float* q, const float* 
   args.k_tiles_wanted = state->layout().tile_keys;
   args.v_cache = state->value_rows(layer);
   args.v_spans_wanted = state->layout().span_values;
-  args.kv_dtype = kv_dtype;
+  args.k_dtype = state->layout().k_dtype;
+  args.v_dtype = state->layout().v_dtype;
   args.n_tokens = n_tokens;
   args.n_heads = hp.n_head;
   args.n_kv_heads = hp.n_head_kv;

@@ -9,7 +9,6 @@ namespace ds::state {
 namespace {
 
 constexpr uint32_t kSnapshotMagic = 0x54535344;  // "DSST"
-constexpr uint32_t kSnapshotVersion = 2;  // 2: the KV dtype is part of the header
 
 void AppendBytes(const void* src, size_t count, std::vector<uint8_t>* out) {
   size_t old_size = out->size();
@@ -32,7 +31,8 @@ struct SequenceState::Header {
   int64_t ssm_floats;
   int64_t num_tokens;
   int64_t parts;
-  int64_t kv_dtype;
+  int32_t k_dtype;
+  int32_t v_dtype;
 };
 
 SequenceState::SequenceState(StateLayout layout)
@@ -96,14 +96,16 @@ bool StateLayout::HasRecurrentLayers() const {
          layer_kinds.end();
 }
 
-int64_t StateLayout::KvRowBytes() const { return tensor::RowBytes(kv_dtype, kv_row_floats); }
+int64_t StateLayout::KeyRowBytes() const { return tensor::RowBytes(k_dtype, kv_row_floats); }
+
+int64_t StateLayout::ValueRowBytes() const { return tensor::RowBytes(v_dtype, kv_row_floats); }
 
 tensor::KeyShape StateLayout::key_shape() const {
-  return {kv_dtype, n_kv_heads, kv_row_floats / n_kv_heads, tile_keys};
+  return {k_dtype, n_kv_heads, kv_row_floats / n_kv_heads, tile_keys};
 }
 
 tensor::ValueShape StateLayout::value_shape() const {
-  return {kv_dtype, n_kv_heads, kv_row_floats / n_kv_heads, span_values};
+  return {v_dtype, n_kv_heads, kv_row_floats / n_kv_heads, span_values};
 }
 
 bool SequenceState::HasRecurrentLayers() const { return layout_.HasRecurrentLayers(); }
@@ -147,21 +149,19 @@ int64_t SequenceState::NumAttentionLayers() const {
 }
 
 int64_t SequenceState::KvRowsBytes(int64_t count) const {
-  return NumAttentionLayers() * 2 * count * layout_.KvRowBytes();
+  return NumAttentionLayers() * count * (layout_.KeyRowBytes() + layout_.ValueRowBytes());
 }
 
 void SequenceState::CopyKvRows(int64_t begin, int64_t end, uint8_t* out) const {
   DS_CHECK(0 <= begin && begin <= end && end <= num_tokens_);
   if (begin == end) return;  // `out` may be null then, and memcpy must not see it
-  const int64_t row_bytes = layout_.KvRowBytes();
-  const size_t rows_bytes = (end - begin) * row_bytes;
+  const int64_t count = end - begin;
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
-    tensor::GetKeyRows(layers_[i].keys.data(), begin, end - begin, layout_.key_shape(), out);
-    out += rows_bytes;
-    tensor::GetValueRows(layers_[i].values.data(), begin, end - begin, layout_.value_shape(),
-                         out);
-    out += rows_bytes;
+    tensor::GetKeyRows(layers_[i].keys.data(), begin, count, layout_.key_shape(), out);
+    out += count * layout_.KeyRowBytes();
+    tensor::GetValueRows(layers_[i].values.data(), begin, count, layout_.value_shape(), out);
+    out += count * layout_.ValueRowBytes();
   }
 }
 
@@ -175,15 +175,14 @@ Status SequenceState::AppendKvRows(std::span<const uint8_t> bytes, int64_t recor
   }
   if (count == 0) return OkStatus();  // `bytes` may be empty and null
   DS_RETURN_IF_ERROR(Reserve(num_tokens_ + count));
-  const int64_t row_bytes = layout_.KvRowBytes();
   const uint8_t* cursor = bytes.data();
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (layout_.layer_kinds[i] != LayerKind::kAttention) continue;
     tensor::PutKeyRows(cursor, num_tokens_, count, layout_.key_shape(), layers_[i].keys.data());
-    cursor += record_rows * row_bytes;
+    cursor += record_rows * layout_.KeyRowBytes();
     tensor::PutValueRows(cursor, num_tokens_, count, layout_.value_shape(),
                          layers_[i].values.data());
-    cursor += record_rows * row_bytes;
+    cursor += record_rows * layout_.ValueRowBytes();
   }
   num_tokens_ += count;
   return OkStatus();
@@ -195,7 +194,7 @@ int64_t SequenceState::PayloadBytes(Parts parts, int64_t num_tokens) const {
     if (kind == LayerKind::kRecurrent) {
       bytes += (layout_.conv_floats + layout_.ssm_floats) * static_cast<int64_t>(sizeof(float));
     } else if (parts == Parts::kAll) {
-      bytes += 2 * num_tokens * layout_.KvRowBytes();
+      bytes += num_tokens * (layout_.KeyRowBytes() + layout_.ValueRowBytes());
     }
   }
   return bytes;
@@ -223,7 +222,8 @@ void SequenceState::SnapshotTo(Parts parts, std::vector<uint8_t>* out_bytes) con
                 layout_.ssm_floats,
                 num_tokens_,
                 static_cast<int64_t>(parts),
-                static_cast<int64_t>(layout_.kv_dtype)};
+                static_cast<int32_t>(layout_.k_dtype),
+                static_cast<int32_t>(layout_.v_dtype)};
   AppendBytes(&header, sizeof(header), &out);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const LayerSlots& slots = layers_[i];
@@ -232,13 +232,13 @@ void SequenceState::SnapshotTo(Parts parts, std::vector<uint8_t>* out_bytes) con
       AppendFloats(slots.ssm.data(), layout_.ssm_floats, &out);
     } else if (parts == Parts::kAll) {
       // K's rows, then V's.
-      const size_t rows_bytes = num_tokens_ * layout_.KvRowBytes();
       const size_t keys_at = out.size();
-      out.resize(keys_at + 2 * rows_bytes);
+      const size_t values_at = keys_at + num_tokens_ * layout_.KeyRowBytes();
+      out.resize(values_at + num_tokens_ * layout_.ValueRowBytes());
       tensor::GetKeyRows(slots.keys.data(), 0, num_tokens_, layout_.key_shape(),
                          out.data() + keys_at);
       tensor::GetValueRows(slots.values.data(), 0, num_tokens_, layout_.value_shape(),
-                           out.data() + keys_at + rows_bytes);
+                           out.data() + values_at);
     }
   }
 }
@@ -254,7 +254,8 @@ Status SequenceState::CheckHeader(std::span<const uint8_t> bytes, Header* header
       header->conv_floats != layout_.conv_floats || header->ssm_floats != layout_.ssm_floats) {
     return InvalidArgumentError("snapshot was taken for a different model layout");
   }
-  if (header->kv_dtype != static_cast<int64_t>(layout_.kv_dtype)) {
+  if (header->k_dtype != static_cast<int32_t>(layout_.k_dtype) ||
+      header->v_dtype != static_cast<int32_t>(layout_.v_dtype)) {
     return InvalidArgumentError("snapshot stores KV rows in another format");
   }
   if (header->parts != static_cast<int64_t>(Parts::kAll) &&
@@ -291,7 +292,6 @@ Status SequenceState::Restore(std::span<const uint8_t> bytes) {
     if (bytes > 0) std::memcpy(dst, cursor, bytes);
     cursor += bytes;
   };
-  const int64_t kv_bytes = num_tokens_ * layout_.KvRowBytes();
   for (size_t i = 0; i < layers_.size(); ++i) {
     LayerSlots& slots = layers_[i];
     if (layout_.layer_kinds[i] == LayerKind::kRecurrent) {
@@ -299,9 +299,9 @@ Status SequenceState::Restore(std::span<const uint8_t> bytes) {
       take(slots.ssm.data(), layout_.ssm_floats * static_cast<int64_t>(sizeof(float)));
     } else if (all) {
       tensor::PutKeyRows(cursor, 0, num_tokens_, layout_.key_shape(), slots.keys.data());
-      cursor += kv_bytes;
+      cursor += num_tokens_ * layout_.KeyRowBytes();
       tensor::PutValueRows(cursor, 0, num_tokens_, layout_.value_shape(), slots.values.data());
-      cursor += kv_bytes;
+      cursor += num_tokens_ * layout_.ValueRowBytes();
     }
   }
   return OkStatus();

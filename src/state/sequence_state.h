@@ -31,14 +31,17 @@ struct StateLayout {
   int64_t conv_floats = 0;     // (conv_kernel - 1) * conv_channels per recurrent layer
   int64_t ssm_floats = 0;      // n_value_heads * dv * dk per recurrent layer
   int64_t max_tokens = 0;      // context size
-  // How K and V rows are stored: kF32, or kQ8_0 (GGUF blocks of 32 with an fp16 scale, about
-  // 3.6x smaller; REQUIRES head_dim % 32 == 0 so that every head owns whole blocks).
-  tensor::DType kv_dtype = tensor::DType::kF32;
+  // How K rows are stored: kF32, or kQ8_0 (GGUF blocks of 32 with an fp16 scale, about 3.6x
+  // smaller); V rows: kF32, kQ8_0 or kQ4_0 (blocks of 32 4-bit codes and an fp16 scale, 7.1x
+  // smaller). Quantised rows REQUIRE head_dim % 32 == 0, so that every head owns whole blocks.
+  tensor::DType k_dtype = tensor::DType::kF32;
+  tensor::DType v_dtype = tensor::DType::kF32;
 
   bool operator==(const StateLayout&) const = default;
   bool HasRecurrentLayers() const;
-  // Bytes of one token's K (or V) row of one attention layer.
-  int64_t KvRowBytes() const;
+  // Bytes of one token's K (V) row of one attention layer.
+  int64_t KeyRowBytes() const;
+  int64_t ValueRowBytes() const;
   // How a layer's K cache is laid out (tensor/key_tiles.h).
   tensor::KeyShape key_shape() const;
   // How a layer's V cache is laid out (tensor/value_spans.h).
@@ -93,6 +96,8 @@ class SequenceState {
   // Snapshot bytes before the payload (the slots in layer order: KV as rows, recurrent slots as
   // f32).
   static constexpr int64_t kSnapshotHeaderBytes = 64;
+  // Of the header's format (2: it holds the KV dtype; 3: K's and V's).
+  static constexpr uint32_t kSnapshotVersion = 3;
 
   // What a snapshot holds: everything, or only the recurrent slots (for a cache that keeps
   // attention KV per block and needs the non-rewindable part at chosen positions).

@@ -168,22 +168,59 @@ TEST(SequenceStateTest, AppendKvRowsRejectsBadSizesAndOverflow) {
 StateLayout Q8Layout() {
   StateLayout layout = HybridLayout();
   layout.kv_row_floats = 64;
-  layout.kv_dtype = tensor::DType::kQ8_0;
+  layout.k_dtype = layout.v_dtype = tensor::DType::kQ8_0;
   return layout;
 }
 
-TEST(SequenceStateTest, Q8KvRowsAreBlocksOf32WithAHalfScale) {
-  EXPECT_EQ(Q8Layout().KvRowBytes(), 2 * 34);
+StateLayout Q4ValueLayout() {
+  StateLayout layout = Q8Layout();
+  layout.v_dtype = tensor::DType::kQ4_0;
+  return layout;
+}
+
+TEST(SequenceStateTest, QuantisedKvRowsAreBlocksOf32WithAHalfScale) {
+  EXPECT_EQ(Q8Layout().KeyRowBytes(), 2 * 34);
+  EXPECT_EQ(Q8Layout().ValueRowBytes(), 2 * 34);
+  EXPECT_EQ(Q4ValueLayout().KeyRowBytes(), 2 * 34);
+  EXPECT_EQ(Q4ValueLayout().ValueRowBytes(), 2 * 18);
   StateLayout f32 = Q8Layout();
-  f32.kv_dtype = tensor::DType::kF32;
-  EXPECT_EQ(f32.KvRowBytes(), 64 * 4);
+  f32.k_dtype = f32.v_dtype = tensor::DType::kF32;
+  EXPECT_EQ(f32.KeyRowBytes(), 64 * 4);
+  EXPECT_EQ(f32.ValueRowBytes(), 64 * 4);
+}
+
+TEST(SequenceStateTest, Q4ValueSnapshotsRoundTripAndRefuseOtherValueFormats) {
+  SequenceState state(Q4ValueLayout());
+  ASSERT_TRUE(state.Reserve(9).ok());
+  for (int layer : {1, 3}) {
+    for (int64_t b = 0; b < 9 * 68; ++b) state.key_rows(layer)[b] = static_cast<uint8_t>(b * 7);
+    for (int64_t b = 0; b < 9 * 36; ++b) state.value_rows(layer)[b] = static_cast<uint8_t>(b * 11);
+  }
+  state.Advance(9);
+  const std::vector<uint8_t> bytes = state.Snapshot();
+  EXPECT_EQ(static_cast<int64_t>(bytes.size()),
+            SequenceState::kSnapshotHeaderBytes + 2 * 9 * (68 + 36) + 2 * 25 * 4);
+  SequenceState restored(Q4ValueLayout());
+  ASSERT_TRUE(restored.Restore(bytes).ok());
+  EXPECT_EQ(restored.Snapshot(), bytes);
+  SequenceState eight_bit(Q8Layout());
+  const Status status = eight_bit.Restore(bytes);
+  EXPECT_NE(status.message().find("another format"), std::string::npos) << status.message();
+
+  std::vector<uint8_t> rows(state.KvRowsBytes(4));
+  EXPECT_EQ(rows.size(), 2u * 4 * (68 + 36));
+  state.CopyKvRows(2, 6, rows.data());
+  SequenceState appended(Q4ValueLayout());
+  ASSERT_TRUE(appended.AppendKvRows(rows, 4, 4).ok());
+  EXPECT_EQ(0, std::memcmp(appended.key_rows(3), state.key_rows(3) + 2 * 68, 4 * 68));
+  EXPECT_EQ(0, std::memcmp(appended.value_rows(3), state.value_rows(3) + 2 * 36, 4 * 36));
 }
 
 TEST(SequenceStateTest, Q8SnapshotsRoundTripAndRefuseF32Layouts) {
   SequenceState state(Q8Layout());
   ASSERT_TRUE(state.Reserve(9).ok());
   for (int layer : {1, 3}) {
-    for (int64_t b = 0; b < 9 * state.layout().KvRowBytes(); ++b) {
+    for (int64_t b = 0; b < 9 * state.layout().KeyRowBytes(); ++b) {
       state.key_rows(layer)[b] = static_cast<uint8_t>(b * 7 + layer);
       state.value_rows(layer)[b] = static_cast<uint8_t>(b * 11 + layer);
     }
@@ -197,7 +234,7 @@ TEST(SequenceStateTest, Q8SnapshotsRoundTripAndRefuseF32Layouts) {
   EXPECT_EQ(restored.Snapshot(), bytes);
 
   StateLayout f32 = Q8Layout();
-  f32.kv_dtype = tensor::DType::kF32;
+  f32.k_dtype = f32.v_dtype = tensor::DType::kF32;
   SequenceState other(f32);
   Status status = other.Restore(bytes);
   EXPECT_FALSE(status.ok());
@@ -214,14 +251,18 @@ TEST(SequenceStateTest, Q8SnapshotsRoundTripAndRefuseF32Layouts) {
   EXPECT_EQ(0, std::memcmp(appended.value_rows(1), state.value_rows(1) + 2 * 68, 4 * 68));
 }
 
-// A layer's V cache of Q8_0 rows is kept in spans (tensor/value_spans.h); rows leave it as rows,
-// in snapshots and for the cache, and enter it from them, across the end of a span.
-TEST(SequenceStateTest, ValuesInSpansLeaveAndEnterAsRows) {
+// A layer's V cache of Q8_0 or Q4_0 rows is kept in spans (tensor/value_spans.h); rows leave it
+// as rows, in snapshots and for the cache, and enter it from them, across the end of a span.
+class ValueSpansStateTest : public ::testing::TestWithParam<tensor::DType> {};
+
+TEST_P(ValueSpansStateTest, ValuesInSpansLeaveAndEnterAsRows) {
   StateLayout layout = Q8Layout();
+  layout.v_dtype = GetParam();
   layout.max_tokens = 600;
   layout.span_values = true;
   ASSERT_TRUE(layout.value_shape().spanned());
-  const int64_t row_bytes = layout.KvRowBytes();
+  const int64_t key_row_bytes = layout.KeyRowBytes();
+  const int64_t row_bytes = layout.ValueRowBytes();
   constexpr int64_t kRows = 300;  // past one span
   std::vector<uint8_t> value_rows(static_cast<size_t>(kRows * row_bytes));
   for (size_t i = 0; i < value_rows.size(); ++i) value_rows[i] = static_cast<uint8_t>(i * 11 + 3);
@@ -237,13 +278,13 @@ TEST(SequenceStateTest, ValuesInSpansLeaveAndEnterAsRows) {
   // The cache's rows: K's of the five positions, then V's.
   std::vector<uint8_t> copied(state.KvRowsBytes(5));
   state.CopyKvRows(250, 255, copied.data());
-  EXPECT_EQ(0, std::memcmp(copied.data() + 5 * row_bytes, value_rows.data() + 250 * row_bytes,
-                           5 * row_bytes));
+  EXPECT_EQ(0, std::memcmp(copied.data() + 5 * key_row_bytes,
+                           value_rows.data() + 250 * row_bytes, 5 * row_bytes));
 
   // The snapshot's first layer's V: the rows as they went in.
   const std::vector<uint8_t> snapshot = state.Snapshot();
   const int64_t first_values =
-      SequenceState::kSnapshotHeaderBytes + 25 * 4 + kRows * row_bytes;  // after layer 0 and K
+      SequenceState::kSnapshotHeaderBytes + 25 * 4 + kRows * key_row_bytes;  // after layer 0, K
   EXPECT_EQ(0, std::memcmp(snapshot.data() + first_values, value_rows.data(), value_rows.size()));
   SequenceState restored(layout);
   ASSERT_TRUE(restored.Restore(snapshot).ok());
@@ -266,6 +307,10 @@ TEST(SequenceStateTest, ValuesInSpansLeaveAndEnterAsRows) {
   EXPECT_EQ(grown.Snapshot(), snapshot);
 }
 
+INSTANTIATE_TEST_SUITE_P(QuantisedValues, ValueSpansStateTest,
+                         ::testing::Values(tensor::DType::kQ8_0, tensor::DType::kQ4_0),
+                         [](const auto& info) { return std::string(tensor::DTypeName(info.param)); });
+
 // A layer's K cache of Q8_0 heads of 64 is tiled (tensor/key_tiles.h); rows leave it as rows, in
 // snapshots and for the cache, and enter it from them.
 TEST(SequenceStateTest, TiledKeysLeaveAndEnterAsRows) {
@@ -274,7 +319,7 @@ TEST(SequenceStateTest, TiledKeysLeaveAndEnterAsRows) {
   layout.n_kv_heads = 2;
   layout.tile_keys = true;
   ASSERT_TRUE(layout.key_shape().tiled());
-  const int64_t row_bytes = layout.KvRowBytes();
+  const int64_t row_bytes = layout.KeyRowBytes();
   const int64_t n = 21;
   std::vector<uint8_t> key_rows(static_cast<size_t>(n * row_bytes));
   for (size_t i = 0; i < key_rows.size(); ++i) key_rows[i] = static_cast<uint8_t>(i * 13 + 5);

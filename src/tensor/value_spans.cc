@@ -15,47 +15,54 @@ int64_t SpanOffset(const ValueShape& shape, int64_t p) {
 
 // Block b of the row (the heads' blocks one after another) of position p: its codes' byte for
 // element e lies at the plane's (p % span) / 4 * 128 + e * 4 + p % 4.
-int64_t CodeOffset(int64_t p, int64_t row_block) {
+// Block b of the row (the heads' blocks one after another) of position p: its code byte e lies
+// at the plane's (p % span) / 4 * (4 * code bytes) + e * 4 + p % 4.
+int64_t CodeOffset(const ValueShape& shape, int64_t p, int64_t row_block) {
   const int64_t in_span = p % kValueSpanPositions;
-  return row_block * kValuePlaneBytes + in_span / kValueTilePositions * kValueTilePositions * kQK +
+  return row_block * shape.plane_bytes() +
+         in_span / kValueTilePositions * kValueTilePositions * shape.code_bytes() +
          in_span % kValueTilePositions;
 }
 
 int64_t ScaleIndex(const ValueShape& shape, int64_t p, int64_t row_block) {
-  return BlocksPerRow(shape) * kValuePlaneBytes / static_cast<int64_t>(sizeof(uint16_t)) +
+  return BlocksPerRow(shape) * shape.plane_bytes() / static_cast<int64_t>(sizeof(uint16_t)) +
          row_block * kValueSpanPositions + p % kValueSpanPositions;
 }
 
-void PutBlock(const BlockQ8_0& block, const ValueShape& shape, int64_t p, int64_t row_block,
+// A block as a row holds it (BlockQ8_0 and BlockQ4_0 alike): its fp16 scale, then its code bytes.
+void PutBlock(const uint8_t* block, const ValueShape& shape, int64_t p, int64_t row_block,
               uint8_t* cache) {
   uint8_t* span = cache + SpanOffset(shape, p);
-  uint8_t* codes = span + CodeOffset(p, row_block);
-  for (int64_t e = 0; e < kQK; ++e) {
-    codes[e * kValueTilePositions] = static_cast<uint8_t>(block.qs[e]);
-  }
-  std::memcpy(span + ScaleIndex(shape, p, row_block) * sizeof(uint16_t), &block.d,
-              sizeof block.d);
+  uint8_t* codes = span + CodeOffset(shape, p, row_block);
+  const uint8_t* block_codes = block + sizeof(uint16_t);
+  for (int64_t e = 0; e < shape.code_bytes(); ++e) codes[e * kValueTilePositions] = block_codes[e];
+  std::memcpy(span + ScaleIndex(shape, p, row_block) * sizeof(uint16_t), block,
+              sizeof(uint16_t));
 }
 
-BlockQ8_0 GetBlock(const uint8_t* cache, const ValueShape& shape, int64_t p, int64_t row_block) {
+void GetBlock(const uint8_t* cache, const ValueShape& shape, int64_t p, int64_t row_block,
+              uint8_t* block) {
   const uint8_t* span = cache + SpanOffset(shape, p);
-  const uint8_t* codes = span + CodeOffset(p, row_block);
-  BlockQ8_0 block;
-  for (int64_t e = 0; e < kQK; ++e) {
-    block.qs[e] = static_cast<int8_t>(codes[e * kValueTilePositions]);
-  }
-  std::memcpy(&block.d, span + ScaleIndex(shape, p, row_block) * sizeof(uint16_t),
-              sizeof block.d);
-  return block;
+  const uint8_t* codes = span + CodeOffset(shape, p, row_block);
+  uint8_t* block_codes = block + sizeof(uint16_t);
+  for (int64_t e = 0; e < shape.code_bytes(); ++e) block_codes[e] = codes[e * kValueTilePositions];
+  std::memcpy(block, span + ScaleIndex(shape, p, row_block) * sizeof(uint16_t),
+              sizeof(uint16_t));
 }
 
 }  // namespace
 
 bool ValueShape::spanned() const {
-  return spans_wanted && dtype == DType::kQ8_0 && head_dim % kQK == 0;
+  return spans_wanted && (dtype == DType::kQ8_0 || dtype == DType::kQ4_0) && head_dim % kQK == 0;
 }
 
 int64_t ValueShape::blocks_per_head() const { return head_dim / kQK; }
+
+int64_t ValueShape::code_bytes() const {
+  return RowBytes(dtype, kQK) - static_cast<int64_t>(sizeof(uint16_t));
+}
+
+int64_t ValueShape::plane_bytes() const { return kValueSpanPositions * code_bytes(); }
 
 int64_t ValueShape::span_bytes() const { return kValueSpanPositions * row_bytes(); }
 
@@ -69,7 +76,7 @@ const int8_t* ValuePlane(const uint8_t* cache, const ValueShape& shape, int64_t 
                          int64_t b) {
   const uint8_t* span = cache + SpanOffset(shape, p);
   return reinterpret_cast<const int8_t*>(
-      span + (h * shape.blocks_per_head() + b) * kValuePlaneBytes);
+      span + (h * shape.blocks_per_head() + b) * shape.plane_bytes());
 }
 
 const uint16_t* ValueSpanScales(const uint8_t* cache, const ValueShape& shape, int64_t p,
@@ -83,12 +90,11 @@ void PutValueRows(const uint8_t* rows, int64_t first, int64_t count, const Value
                   uint8_t* cache) {
   if (!shape.spanned()) return internal::PutPlainRows(rows, first, count, shape, cache);
   const int64_t row_bytes = shape.row_bytes();
+  const int64_t block_bytes = RowBytes(shape.dtype, kQK);
   const int64_t n_blocks = BlocksPerRow(shape);
   for (int64_t i = 0; i < count; ++i) {
     for (int64_t b = 0; b < n_blocks; ++b) {
-      BlockQ8_0 block;
-      std::memcpy(&block, rows + i * row_bytes + b * sizeof block, sizeof block);
-      PutBlock(block, shape, first + i, b, cache);
+      PutBlock(rows + i * row_bytes + b * block_bytes, shape, first + i, b, cache);
     }
   }
 }
@@ -105,9 +111,9 @@ void GetValueRows(const uint8_t* cache, int64_t first, int64_t count, const Valu
 void GetValueSlice(const uint8_t* cache, int64_t p, int64_t h, const ValueShape& shape,
                    uint8_t* slice) {
   if (!shape.spanned()) return internal::GetPlainSlice(cache, p, h, shape, slice);
+  const int64_t block_bytes = RowBytes(shape.dtype, kQK);
   for (int64_t b = 0; b < shape.blocks_per_head(); ++b) {
-    const BlockQ8_0 block = GetBlock(cache, shape, p, h * shape.blocks_per_head() + b);
-    std::memcpy(slice + b * sizeof block, &block, sizeof block);
+    GetBlock(cache, shape, p, h * shape.blocks_per_head() + b, slice + b * block_bytes);
   }
 }
 

@@ -58,12 +58,12 @@ void Attention(const AttentionArgs& args) {
   std::vector<uint8_t> key_rows(static_cast<size_t>(n_rows * key_shape.row_bytes()));
   tensor::GetKeyRows(static_cast<const uint8_t*>(args.k_cache), 0, n_rows, key_shape,
                      key_rows.data());
-  const std::vector<float> keys = KvAsFloats(key_rows.data(), args.kv_dtype, n_rows, kv_stride);
+  const std::vector<float> keys = KvAsFloats(key_rows.data(), args.k_dtype, n_rows, kv_stride);
   const tensor::ValueShape value_shape = ValueShapeOf(args);
   std::vector<uint8_t> value_rows(static_cast<size_t>(n_rows * value_shape.row_bytes()));
   tensor::GetValueRows(static_cast<const uint8_t*>(args.v_cache), 0, n_rows, value_shape,
                        value_rows.data());
-  const std::vector<float> values = KvAsFloats(value_rows.data(), args.kv_dtype, n_rows, kv_stride);
+  const std::vector<float> values = KvAsFloats(value_rows.data(), args.v_dtype, n_rows, kv_stride);
   for (int64_t t = 0; t < args.n_tokens; ++t) {
     const int64_t n_pos = args.first_pos + t + 1;
     for (int64_t h = 0; h < args.n_heads; ++h) {
