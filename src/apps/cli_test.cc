@@ -148,7 +148,7 @@ TEST_F(CliTest, BenchModelReportsEveryTestAndTheBandwidth) {
                            "decode floor ", "% of floor (", " GB/s, round trip ", " ns) |",
                            "thread round trip: ", "% of FMA peak",
                            "int8 dot peak: ", "% of int8 dot peak |",
-                           "KV cache f32", "runs per test: 1 untimed, then 2 timed",
+                           "K cache f32, V cache f32", "runs per test: 1 untimed, then 2 timed",
                            "CPU time taken by the host (steal) during the timed runs: "}) {
     EXPECT_NE(r.output.find(test), std::string::npos) << test << "\n" << r.output;
   }
@@ -197,7 +197,7 @@ TEST_F(CliTest, WeightsReadOntoHugePagesOrMappedDecodeAlike) {
       << bench_mapped.output;
 }
 
-TEST_F(CliTest, KvQuantNeedsWholeBlocksPerHead) {
+TEST_F(CliTest, KvAndValueQuantNeedWholeBlocksPerHead) {
   // The tiny models have heads of 16 values; Q8_0 blocks hold 32.
   const std::string model = TinyModelPath("qwen3");
   ExpectOneLineError(RunDeltaserve("run -m " + model + " -p hi -n 1 --kv-quant 8"),
@@ -206,6 +206,10 @@ TEST_F(CliTest, KvQuantNeedsWholeBlocksPerHead) {
                      "--kv-quant takes 0 (f32) or 8 (Q8_0)");
   ExpectOneLineError(RunDeltaserve("serve -m " + model + " --port 0 --kv-quant 8"),
                      "divisible by 32");
+  ExpectOneLineError(RunDeltaserve("run -m " + model + " -p hi -n 1 --v-quant 4"),
+                     "--v-quant 4 needs a head size divisible by 32");
+  ExpectOneLineError(RunDeltaserve("bench-model -m " + model + " -p 4 -n 1 --v-quant 5"),
+                     "--v-quant takes 0 (f32), 8 (Q8_0) or 4 (Q4_0)");
 }
 
 // make-model imports a Hugging Face tokenizer, and the model it writes tokenises as that

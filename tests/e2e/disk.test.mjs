@@ -92,14 +92,16 @@ function secondTurn(question) {
   return [...turn1, { role: 'assistant', content: 'Noted.' }, { role: 'user', content: question }];
 }
 
-// The 8-bit KV cache is what the tiers store: its records serve a restarted server with the same
-// setting and are smaller, and a server keeping f32 KV leaves them alone.
-test('with --kv-quant 8 the disk tier stores 8-bit KV, which an f32 server does not restore', async () => {
+// The 8-bit KV cache (and 4-bit V beside 8-bit K) is what the tiers store: its records serve a
+// restarted server with the same setting and are smaller, and a server of another setting leaves
+// them alone.
+test('with --kv-quant 8 (--v-quant 4) the disk tier stores 8-bit KV (4-bit V), which servers of other settings do not restore', async () => {
   const q8Dir = path.join(work, 'kv-q8');
+  const q4Dir = path.join(work, 'v-q4');
   const f32Dir = path.join(work, 'kv-f32');
   const bytes = (dir) => records(dir).reduce((sum, f) => sum + statSync(f).size, 0);
   const first = await startServer(['--cache-dir', q8Dir, '--kv-quant', '8'], { embedded: true });
-  assert.match(first.log(), /KV q8_0/);
+  assert.match(first.log(), /K q8_0, V q8_0/);
   await chat(first, turn1);
   assert.equal(await first.stop(), 0);
   const plain = await startServer(['--cache-dir', f32Dir], { embedded: true });
@@ -118,6 +120,21 @@ test('with --kv-quant 8 the disk tier stores 8-bit KV, which an f32 server does 
   const miss = await chat(other, turn2);
   assert.equal(miss.timings.cached_tokens, 0, JSON.stringify(miss.timings));
   assert.equal(await other.stop(), 0);
+
+  const fourBit = ['--kv-quant', '8', '--v-quant', '4'];
+  const q4 = await startServer(['--cache-dir', q4Dir, ...fourBit], { embedded: true });
+  assert.match(q4.log(), /K q8_0, V q4_0/);
+  await chat(q4, turn1);
+  assert.equal(await q4.stop(), 0);
+  assert.ok(bytes(q4Dir) < bytes(q8Dir), `q4 V ${bytes(q4Dir)} bytes, q8 ${bytes(q8Dir)} bytes`);
+  const q4Again = await startServer(['--cache-dir', q4Dir, ...fourBit], { embedded: true });
+  const q4Hit = await chat(q4Again, turn2);
+  assert.equal(q4Hit.timings.cache_tier, 'disk', JSON.stringify(q4Hit.timings));
+  assert.equal(await q4Again.stop(), 0);
+  const eightBit = await startServer(['--cache-dir', q4Dir, '--kv-quant', '8'], { embedded: true });
+  const eightBitMiss = await chat(eightBit, turn2);
+  assert.equal(eightBitMiss.timings.cached_tokens, 0, JSON.stringify(eightBitMiss.timings));
+  assert.equal(await eightBit.stop(), 0);
 });
 
 test('a restart between turns: the second turn is a disk hit with the cold output', async () => {
