@@ -29,7 +29,8 @@ StatusOr<KvDtypes> KvDtypesFor(int kv_bits, int v_bits, const model::HParams& hp
   DS_RETURN_IF_ERROR(CheckWholeBlocks("--kv-quant", kv_bits, hp));
   DS_RETURN_IF_ERROR(CheckWholeBlocks("--v-quant", v_bits, hp));
   const auto dtype_of = [](int bits) {
-    return bits == 0 ? tensor::DType::kF32 : bits == 8 ? tensor::DType::kQ8_0 : tensor::DType::kQ4_0;
+    if (bits == 0) return tensor::DType::kF32;
+    return bits == 8 ? tensor::DType::kQ8_0 : tensor::DType::kQ4_0;
   };
   return KvDtypes{dtype_of(kv_bits), dtype_of(v_bits)};
 }

@@ -148,8 +148,8 @@ TEST_P(KvQuantModelTest, LogitsStayCloseToTheF32Cache) {
   const std::vector<float> want = Prefill(model(), &f32, ids, 0, kPromptTokens, 64, &pool_);
   const double error = MaxRelativeError(got, want);
   std::printf("%s: 8-bit K and %s V move the logits by %.2e of their largest magnitude\n",
-              std::get<0>(GetParam()).c_str(), std::string(tensor::DTypeName(value_dtype())).c_str(),
-              error);
+              std::get<0>(GetParam()).c_str(),
+              std::string(tensor::DTypeName(value_dtype())).c_str(), error);
   EXPECT_LT(error, value_dtype() == tensor::DType::kQ4_0 ? 1e-1 : 2e-2);
   EXPECT_LT(quantised.SnapshotBytes(SequenceState::Parts::kAll),
             f32.SnapshotBytes(SequenceState::Parts::kAll));

@@ -217,8 +217,9 @@ void ExpectEachTokenAloneGetsTheBatchBits(std::mt19937& rng, int64_t n_tokens, i
                                           int64_t head_dim, std::initializer_list<int64_t> tokens) {
   const int64_t n_heads = 8, n_kv_heads = 2;
   for (const auto& [dtypes, layout] :
-       {std::pair{kF32Cache, kRows}, std::pair{kQ8Cache, kRows}, std::pair{kQ8Cache, kTilesAndSpans},
-        std::pair{kQ4ValueCache, kRows}, std::pair{kQ4ValueCache, kTilesAndSpans}}) {
+       {std::pair{kF32Cache, kRows}, std::pair{kQ8Cache, kRows},
+        std::pair{kQ8Cache, kTilesAndSpans}, std::pair{kQ4ValueCache, kRows},
+        std::pair{kQ4ValueCache, kTilesAndSpans}}) {
     SCOPED_TRACE(testing::Message() << tensor::DTypeName(dtypes.key) << " K, "
                                     << tensor::DTypeName(dtypes.value) << " V, tiles and spans "
                                     << layout.k_tiles);

@@ -198,7 +198,8 @@ LayerCaches MakeLayerCaches(CacheDtypes dtypes, int64_t n_pos,
   StoreKeyRows(rows.data(), 0, n_pos, key_shape, keys.data());
   StoreValueRows(rows.data(), 0, n_pos, value_shape, values.data());
   const int64_t layer_bytes = std::ssize(keys) + std::ssize(values);
-  const int64_t n_layers = std::max(min_layers, min_cache_bytes / std::max<int64_t>(1, layer_bytes));
+  const int64_t n_layers =
+      std::max(min_layers, min_cache_bytes / std::max<int64_t>(1, layer_bytes));
   LayerCaches out{{}, n_layers, std::ssize(keys), std::ssize(values)};
   for (int64_t l = 0; l < n_layers; ++l) {
     out.caches.emplace_back(keys.begin(), keys.end());
@@ -247,7 +248,8 @@ constexpr int64_t kChunkPositions = internal::kAttentionChunkPositions;
 void BM_KvRead(benchmark::State& state, CacheDtypes dtypes) {
   const int64_t n_pos = state.range(0) + 1;
   const LayerCaches kv = MakeLayerCaches(dtypes, n_pos);
-  const int64_t key_chunk_bytes = kChunkPositions * tensor::RowBytes(dtypes.key, kKvHeads * kHeadDim);
+  const int64_t key_chunk_bytes =
+      kChunkPositions * tensor::RowBytes(dtypes.key, kKvHeads * kHeadDim);
   const int64_t value_chunk_bytes =
       kChunkPositions * tensor::RowBytes(dtypes.value, kKvHeads * kHeadDim);
   const int64_t n_chunks = (n_pos + kChunkPositions - 1) / kChunkPositions;

@@ -13,8 +13,6 @@ int64_t SpanOffset(const ValueShape& shape, int64_t p) {
   return p / kValueSpanPositions * shape.span_bytes();
 }
 
-// Block b of the row (the heads' blocks one after another) of position p: its codes' byte for
-// element e lies at the plane's (p % span) / 4 * 128 + e * 4 + p % 4.
 // Block b of the row (the heads' blocks one after another) of position p: its code byte e lies
 // at the plane's (p % span) / 4 * (4 * code bytes) + e * 4 + p % 4.
 int64_t CodeOffset(const ValueShape& shape, int64_t p, int64_t row_block) {
