@@ -154,14 +154,11 @@ TEST(ConformanceTest, Qwen3NextQ8Kv) {
 // move 2.5-60 times as far (0.26-1.02 for qwen35moe, 0.18-0.45 for qwen35, 0.34-1.17 for
 // qwen3next, the same from the integer sums and from the float path); the bound leaves room for
 // noise.
-TEST(ConformanceTest, Qwen35MoeQ4Values) {
-  CheckModel("testdata/hybrid/qwen35moe-pub", 2.0, "--kv-quant 8 --v-quant 4", false);
-}
-TEST(ConformanceTest, Qwen35DenseF16Q4Values) {
-  CheckModel("testdata/hybrid/qwen35-pub", 2.0, "--kv-quant 8 --v-quant 4", false);
-}
-TEST(ConformanceTest, Qwen3NextQ4Values) {
-  CheckModel("testdata/hybrid/qwen3next-pub", 2.0, "--kv-quant 8 --v-quant 4", false);
+TEST(ConformanceTest, HybridsWith4BitValues) {
+  for (const char* stem : {"testdata/hybrid/qwen35moe-pub", "testdata/hybrid/qwen35-pub",
+                           "testdata/hybrid/qwen3next-pub"}) {
+    CheckModel(stem, 2.0, "--kv-quant 8 --v-quant 4", false);
+  }
 }
 
 }  // namespace
