@@ -126,7 +126,7 @@ TEST_P(KvQuantModelTest, TruncatedKvPlusRecurrentSnapshotResumesLikeAColdPrefill
   EXPECT_EQ(0, std::memcmp(resumed.data(), from_cold.data(), resumed.size() * sizeof(float)));
 }
 
-// K and V rows are the same bits in any split, so are their 8-bit codes and the logits.
+// K and V rows are the same bits in any split, so are their codes and the logits.
 TEST_P(KvQuantModelTest, AnySplitGivesTheSameLogits) {
   const std::vector<int32_t> ids = RandomPrompt(kPromptTokens, model().hparams().n_vocab, 9);
   SequenceState whole = NewState();
