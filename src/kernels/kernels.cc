@@ -68,8 +68,8 @@ void Rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
 namespace {
 
 // Writes rows x[n_tokens][shape.n_kv_heads * shape.head_dim] as positions [first_pos, first_pos +
-// n_tokens) of a K or V cache of `shape`: each row quantised to shape.dtype (kF32 or kQ8_0) alone
-// and handed to put(row, position, 1, shape, cache), which lays it out.
+// n_tokens) of a K or V cache of `shape`: each row quantised to shape.dtype (kF32, kQ8_0 or, for
+// V, kQ4_0) alone and handed to put(row, position, 1, shape, cache), which lays it out.
 template <class Shape, class Put>
 void StoreRows(const float* x, int64_t first_pos, int64_t n_tokens, const Shape& shape, Put put,
                uint8_t* cache) {

@@ -96,9 +96,9 @@ bool StateLayout::HasRecurrentLayers() const {
          layer_kinds.end();
 }
 
-int64_t StateLayout::KeyRowBytes() const { return tensor::RowBytes(k_dtype, kv_row_floats); }
+int64_t StateLayout::KeyRowBytes() const { return key_shape().row_bytes(); }
 
-int64_t StateLayout::ValueRowBytes() const { return tensor::RowBytes(v_dtype, kv_row_floats); }
+int64_t StateLayout::ValueRowBytes() const { return value_shape().row_bytes(); }
 
 tensor::KeyShape StateLayout::key_shape() const {
   return {k_dtype, n_kv_heads, kv_row_floats / n_kv_heads, tile_keys};
