@@ -23,7 +23,7 @@ struct MakeModelFlags {
 };
 
 // Named configs: "default" is the model embedded in the binary; "bench" is the benchmark model
-// of the README (about 745M parameters).
+// of the README's results and docs/perf/history.md (about 745M parameters).
 StatusOr<ModelConfig> Preset(const std::string& name) {
   ModelConfig c;
   if (name.empty()) return c;
