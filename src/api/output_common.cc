@@ -1,5 +1,7 @@
 #include "api/output_common.h"
 
+#include "base/json_depth.h"
+
 namespace ds::api {
 namespace {
 
@@ -74,6 +76,7 @@ Json TokenLogprobJson(const TokenInfo& token, int64_t top_k) {
 }
 
 Json ArgumentsObject(const std::string& arguments_json) {
+  if (!JsonDepthWithin(arguments_json)) return Json::object();
   Json parsed = Json::parse(arguments_json, nullptr, /*allow_exceptions=*/false);
   return parsed.is_object() ? parsed : Json::object();
 }

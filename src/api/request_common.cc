@@ -5,6 +5,7 @@
 #include <map>
 
 #include "api/json_fields.h"
+#include "base/json_depth.h"
 
 namespace ds::api {
 namespace {
@@ -145,6 +146,7 @@ StatusOr<std::string> ContentText(const Json& content, std::string_view path) {
 }
 
 Json ArgumentsValue(const std::string& arguments_text) {
+  if (!JsonDepthWithin(arguments_text)) return arguments_text;
   Json parsed = Json::parse(arguments_text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_object()) return parsed;
   return arguments_text;

@@ -219,6 +219,45 @@ TEST_F(ServerTest, BadRequestsGetTheirApiErrorShape) {
   EXPECT_TRUE(anthropic["error"]["message"].is_string());
 }
 
+// Each place a request carries free-form JSON, nested 40,000 levels deep (a 160 KB body): the
+// walks over parsed values recurse per level, so without the bound each of these kills the
+// process.
+TEST_F(ServerTest, DeeplyNestedJsonIsRefusedWhereverItAppears) {
+  Start("ok");
+  const std::string deep = std::string(40000, '[') + std::string(40000, ']');
+  const std::string messages = R"("messages":[{"role":"user","content":"hi"}])";
+  const std::pair<std::string, std::string> bodies[] = {
+      {"/v1/chat/completions", "{" + messages + R"(,"chat_template_kwargs":{"x":)" + deep + "}}"},
+      {"/v1/chat/completions",
+       "{" + messages + R"(,"tools":[{"type":"function","function":{"name":"f","parameters":)" +
+           deep + "}}]}"},
+      {"/v1/messages", R"({"model":"m","max_tokens":8,"messages":[{"role":"assistant","content":)"
+                       R"([{"type":"tool_use","id":"t","name":"f","input":)" +
+                           deep + "}]}]}"},
+      {"/v1/messages/count_tokens", R"({"model":"m","messages":[{"role":"user","content":)" +
+                                        deep + "}]}"},
+  };
+  for (const auto& [path, body] : bodies) {
+    auto res = client_->Post(path, body, "application/json");
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 400) << path;
+    EXPECT_NE(res->body.find("deeper than"), std::string::npos) << res->body;
+  }
+  // Arguments given as a JSON string are parsed later; too deep, they stay text.
+  json call_body = {
+      {"messages",
+       {{{"role", "user"}, {"content", "hi"}},
+        {{"role", "assistant"},
+         {"tool_calls",
+          {{{"id", "c"}, {"type", "function"},
+            {"function", {{"name", "f"}, {"arguments", "{\"a\":" + deep + "}"}}}}}}},
+        {{"role", "tool"}, {"tool_call_id", "c"}, {"content", "done"}}}}};
+  Post("/v1/chat/completions", call_body);
+  auto health = client_->Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
 TEST_F(ServerTest, ApiKeyIsRequiredWhenConfigured) {
   server::ServerOptions options;
   options.api_key = "k";

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "api/models.h"
+#include "base/json_depth.h"
 #include "base/log.h"
 #include "server/dashboard_page.h"
 
@@ -28,6 +29,10 @@ void SendError(httplib::Response& res, api::ApiKind kind, const Status& status) 
 // The parser's own message says where and why (including ill-formed UTF-8); the library reports
 // it by exception, which stops here.
 StatusOr<api::Json> ParseBody(const std::string& text) {
+  if (!JsonDepthWithin(text)) {
+    return InvalidArgumentError("the request body nests arrays and objects deeper than " +
+                                std::to_string(kMaxJsonDepth) + " levels");
+  }
   try {
     return api::Json::parse(text);
   } catch (const api::Json::exception& e) {

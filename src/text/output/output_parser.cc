@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "base/json_depth.h"
 #include "text/output/scan_util.h"
 
 namespace ds::text {
@@ -271,6 +272,7 @@ bool OutputParser::StepJsonWholeBlock(bool at_end) {
 }
 
 bool OutputParser::TryWholeJsonCall(std::string_view body) {
+  if (!JsonDepthWithin(body)) return false;
   const OrderedJson call = OrderedJson::parse(body, nullptr, false);
   if (!call.is_object() || !call.contains("name") || !call["name"].is_string() ||
       call["name"].get_ref<const std::string&>().empty()) {
@@ -284,7 +286,9 @@ bool OutputParser::TryWholeJsonCall(std::string_view body) {
     }
   }
   if (arguments.is_string()) {
-    arguments = OrderedJson::parse(arguments.get_ref<const std::string&>(), nullptr, false);
+    const std::string& text = arguments.get_ref<const std::string&>();
+    if (!JsonDepthWithin(text)) return false;
+    arguments = OrderedJson::parse(text, nullptr, false);
   }
   if (!arguments.is_object()) return false;
   BeginCall(call["name"].get<std::string>());

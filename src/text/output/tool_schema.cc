@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/json_depth.h"
 #include "text/output/json_stream.h"
 
 namespace ds::text {
@@ -97,8 +98,10 @@ std::string XmlValueToJson(std::string_view raw, const std::vector<std::string>&
     const std::string lower = Lower(text);
     if (lower == "null" || text == "None") return "null";
     if (Has(types, "boolean") && (lower == "true" || lower == "false")) return lower;
-    const Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!value.is_discarded() && MatchesType(value, types)) return std::string(text);
+    if (JsonDepthWithin(text)) {
+      const Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!value.is_discarded() && MatchesType(value, types)) return std::string(text);
+    }
   }
   json.push_back('"');
   AppendJsonEscaped(raw, &json);
