@@ -1,7 +1,9 @@
 // Golden end-to-end test: the deltaserve binary, through `run --json`, reproduces the reference
 // tokenisation, greedy ids and top-10 logprobs recorded with an independent implementation for
-// every prompt of every reference model in ../shared (tolerances from testdata/SCHEMA.md).
+// every prompt of every reference model in ../shared (tolerances from testdata/SCHEMA.md), and
+// for the same models rewritten in the other layouts llama.cpp's converter publishes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -10,6 +12,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "apps/published_layout.h"
+#include "base/file_text.h"
 
 namespace {
 
@@ -43,16 +48,28 @@ std::string JoinIds(const json& ids) {
   return out;
 }
 
+std::string StderrPath() {
+  return (std::filesystem::temp_directory_path() /
+          ("conformance-stderr-" + std::to_string(getpid()))).string();
+}
+
+std::string LastStderr() {
+  auto text = ds::ReadFileText(StderrPath());
+  return text.ok() ? *text : "";
+}
+
+// Log lines go to stderr, which the failure message shows and LastStderr() returns.
 json RunJson(const std::string& model, const std::string& prompt_args,
              const std::string& extra_flags) {
   std::string cmd = std::string(DELTASERVE_BIN) + " run -m " + Quote(model) + " " + prompt_args +
                     " " + extra_flags +
-                    " -n 32 --temp 0 --logprobs 10 --json -t 2 2>&1";
+                    " -n 32 --temp 0 --logprobs 10 --json -t 2 2>" + Quote(StderrPath());
   std::string out = Shell(cmd);
   json parsed = json::parse(out, nullptr, false);
-  EXPECT_FALSE(parsed.is_discarded()) << cmd << "\n" << out;
+  EXPECT_FALSE(parsed.is_discarded()) << cmd << "\n" << out << "\n" << LastStderr();
   return parsed;
 }
+
 
 // Every reference top-10 id must appear in ours with a logprob within `tol`, except an id that
 // fell just outside our top 10 because it ties with our 10th within the tolerance.
@@ -84,9 +101,10 @@ void ExpectStepsMatch(const json& ref_steps, const json& ours, double tol,
 // `extra_flags` are added to every run. A lossy option (the 8-bit KV cache) may change a near
 // tie and so the greedy continuation: with `same_ids` false the ids are not compared, and the
 // logprobs are compared only while both continuations agree.
+// `model` is the reference model's file unless given (another layout of the same weights).
 void CheckModel(const std::string& stem, double tol, const std::string& extra_flags = "",
-                bool same_ids = true) {
-  std::string model = SharedDir() + "/" + stem + ".gguf";
+                bool same_ids = true, std::string model = "") {
+  if (model.empty()) model = SharedDir() + "/" + stem + ".gguf";
   std::ifstream refs_file(SharedDir() + "/" + stem + ".refs.json");
   if (!std::filesystem::exists(model) || !refs_file) {
     GTEST_SKIP() << "reference model " << model << " not found; set DS_SHARED_DIR";
@@ -159,6 +177,59 @@ TEST(ConformanceTest, HybridsWith4BitValues) {
                            "testdata/hybrid/qwen3next-pub"}) {
     CheckModel(stem, 2.0, "--kv-quant 8 --v-quant 4", false);
   }
+}
+
+// Files as llama.cpp's converter writes them by default (an MTP block after the trunk) and with
+// its options (fused expert gate and up, a recurrent_layers array, the MTP block's own embedding
+// and head): the trunk is the same, so the outputs are the references', and an unknown tensor
+// is a warning.
+void CheckPublishedLayout(const std::string& stem, const ds::apps::PublishedLayout& layout) {
+  const std::string source = SharedDir() + "/" + stem + ".gguf";
+  if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " not found; set DS_SHARED_DIR";
+  auto file = ds::gguf::File::Open(source, ds::gguf::Residency::kMapped);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto writer = ds::apps::Relayout(**file, layout);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("published-" + std::to_string(getpid()) + ".gguf")).string();
+  ASSERT_TRUE(writer->WriteFile(path).ok());
+  CheckModel(stem, 1e-3, "", true, path);
+  if (layout.unknown_tensor) {
+    EXPECT_NE(LastStderr().find("blk.0.future_norm.weight"), std::string::npos) << LastStderr();
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(ConformanceTest, PublishedLayoutsQwen35Moe) {
+  CheckPublishedLayout("testdata/hybrid/qwen35moe-pub",
+                       {.n_mtp = 1, .fuse_gate_up_exps = true, .recurrent_layers = true});
+}
+TEST(ConformanceTest, PublishedLayoutsQwen35) {
+  CheckPublishedLayout("testdata/hybrid/qwen35-pub",
+                       {.n_mtp = 1, .mtp_own_head = true, .unknown_tensor = true});
+}
+TEST(ConformanceTest, PublishedLayoutsQwen3Next) {
+  CheckPublishedLayout("testdata/hybrid/qwen3next-pub", {.n_mtp = 1, .fuse_gate_up_exps = true});
+}
+
+// The converter's --mtp writes the draft block alone; loading it says what it is.
+TEST(ConformanceTest, AnMtpOnlyFileIsAClearError) {
+  const std::string source = SharedDir() + "/testdata/hybrid/qwen35-pub.gguf";
+  if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " not found; set DS_SHARED_DIR";
+  auto file = ds::gguf::File::Open(source, ds::gguf::Residency::kMapped);
+  ASSERT_TRUE(file.ok());
+  auto writer = ds::apps::Relayout(**file, {.n_mtp = 1});
+  ASSERT_TRUE(writer.ok());
+  for (const ds::gguf::TensorInfo& t : (*file)->tensors()) {
+    if (t.name.rfind("blk.", 0) == 0) writer->EraseTensor(t.name);
+  }
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("mtp-only-" + std::to_string(getpid()) + ".gguf")).string();
+  ASSERT_TRUE(writer->WriteFile(path).ok());
+  const std::string out = Shell(std::string(DELTASERVE_BIN) + " run -m " + Quote(path) +
+                                " -p hi -n 1 2>&1");
+  EXPECT_NE(out.find("holds only an MTP block"), std::string::npos) << out;
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -42,6 +42,12 @@ Status ValidateConfig(const ModelConfig& c) {
   if (HasMoe(c.arch) && (c.n_expert <= 0 || c.n_expert_used <= 0 || c.n_expert_used > c.n_expert)) {
     return InvalidArgumentError("MoE models need 0 < n_expert_used <= n_expert");
   }
+  if (c.n_mtp < 0 || (c.n_mtp > 0 && !IsHybrid(c.arch))) {
+    return InvalidArgumentError("n_mtp (MTP blocks) is for hybrid architectures, at least 0");
+  }
+  if (c.fuse_gate_up_exps && !HasMoe(c.arch)) {
+    return InvalidArgumentError("fuse_gate_up_exps is for MoE architectures");
+  }
   return OkStatus();
 }
 
@@ -78,7 +84,8 @@ void WriteHParams(const ModelConfig& c, gguf::Writer* w) {
   w->Set("general.file_type", gguf::Value::U32(FileType(c.dtype)));
   w->Set(p + "context_length", u32(c.n_ctx));
   w->Set(p + "embedding_length", u32(c.n_embd));
-  w->Set(p + "block_count", u32(c.n_layer));
+  w->Set(p + "block_count", u32(c.n_layer + c.n_mtp));
+  if (c.n_mtp > 0) w->Set(p + "nextn_predict_layers", u32(c.n_mtp));
   if (!HasMoe(c.arch)) w->Set(p + "feed_forward_length", u32(c.n_ff));
   w->Set(p + "attention.head_count", u32(c.n_head));
   w->Set(p + "attention.head_count_kv", u32(c.n_head_kv));
@@ -189,7 +196,15 @@ void WriteHybridFfn(const ModelConfig& c, const std::string& p, RandomWeights* r
     return;
   }
   r->Matrix(p + "ffn_gate_inp.weight", {c.n_embd, c.n_expert}, InitScale(c.n_embd));
-  WriteSwiGlu(r, p, "_exps", c.n_embd, c.n_ff_expert, {c.n_expert});
+  if (c.fuse_gate_up_exps) {
+    r->FusedMatrices(p + "ffn_gate_up_exps.weight",
+                     {p + "ffn_gate_exps.weight", p + "ffn_up_exps.weight"}, c.n_embd,
+                     c.n_ff_expert, c.n_expert, InitScale(c.n_embd));
+    r->Matrix(p + "ffn_down_exps.weight", {c.n_ff_expert, c.n_embd, c.n_expert},
+              InitScale(c.n_ff_expert));
+  } else {
+    WriteSwiGlu(r, p, "_exps", c.n_embd, c.n_ff_expert, {c.n_expert});
+  }
   r->Floats(p + "ffn_gate_inp_shexp.weight", {c.n_embd}, 0.0f, InitScale(c.n_embd));
   WriteSwiGlu(r, p, "_shexp", c.n_embd, c.n_ff_shared_expert, {});
 }
@@ -208,6 +223,22 @@ void WriteHybridLayer(const ModelConfig& c, int64_t layer, const std::string& p,
 }
 
 }  // namespace
+
+void WriteMtpBlock(const ModelConfig& c, int64_t n_vocab, int64_t block, RandomWeights* r) {
+  const std::string p = "blk." + std::to_string(block) + ".";
+  NormWeight(r, p + "attn_norm.weight", c.n_embd);
+  NormWeight(r, p + "post_attention_norm.weight", c.n_embd);
+  WriteGatedAttention(c, p, r);
+  WriteHybridFfn(c, p, r);
+  r->Matrix(p + "nextn.eh_proj.weight", {2 * c.n_embd, c.n_embd}, InitScale(2 * c.n_embd));
+  NormWeight(r, p + "nextn.enorm.weight", c.n_embd);
+  NormWeight(r, p + "nextn.hnorm.weight", c.n_embd);
+  NormWeight(r, p + "nextn.shared_head_norm.weight", c.n_embd);
+  if (c.mtp_own_head) {
+    r->Matrix(p + "nextn.embed_tokens.weight", {c.n_embd, n_vocab}, 1.0f);
+    r->Matrix(p + "nextn.shared_head_head.weight", {c.n_embd, n_vocab}, InitScale(c.n_embd));
+  }
+}
 
 Status ApplyConfigJson(const std::string& json_text, ModelConfig* config) {
   nlohmann::json json = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
@@ -243,6 +274,12 @@ Status ApplyConfigJson(const std::string& json_text, ModelConfig* config) {
         {"n_expert_used", &config->n_expert_used},
         {"n_ff_expert", &config->n_ff_expert},
         {"n_ff_shared_expert", &config->n_ff_shared_expert},
+        {"n_mtp", &config->n_mtp},
+    };
+    const std::map<std::string, bool*> flags = {
+        {"tied_output", &config->tied_output},
+        {"mtp_own_head", &config->mtp_own_head},
+        {"fuse_gate_up_exps", &config->fuse_gate_up_exps},
     };
     if (auto it = ints.find(key); it != ints.end()) {
       DS_RETURN_IF_ERROR(set_int(it->second));
@@ -253,9 +290,9 @@ Status ApplyConfigJson(const std::string& json_text, ModelConfig* config) {
     } else if (key == "seed") {
       if (!value.is_number_unsigned()) return InvalidArgumentError("seed must be an integer");
       config->seed = value.get<uint64_t>();
-    } else if (key == "tied_output") {
-      if (!value.is_boolean()) return InvalidArgumentError("tied_output must be a boolean");
-      config->tied_output = value.get<bool>();
+    } else if (auto flag = flags.find(key); flag != flags.end()) {
+      if (!value.is_boolean()) return InvalidArgumentError(key + " must be a boolean");
+      *flag->second = value.get<bool>();
     } else if (key == "arch" || key == "name" || key == "dtype") {
       if (!value.is_string()) return InvalidArgumentError(key + " must be a string");
       std::string text = value.get<std::string>();
@@ -293,6 +330,9 @@ StatusOr<gguf::Writer> MakeModel(const ModelConfig& config, const text::Vocab& v
     } else {
       WriteDenseLayer(config, p, &random);
     }
+  }
+  for (int64_t i = 0; i < config.n_mtp; ++i) {
+    WriteMtpBlock(config, n_vocab, config.n_layer + i, &random);
   }
   return writer;
 }

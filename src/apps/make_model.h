@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "apps/random_weights.h"
 #include "base/status.h"
 #include "gguf/gguf.h"
 #include "tensor/dtype.h"
@@ -41,11 +42,22 @@ struct ModelConfig {
   int64_t n_expert_used = 2;
   int64_t n_ff_expert = 64;
   int64_t n_ff_shared_expert = 96;
+  // Layouts of llama.cpp's converter for the hybrids: MTP ("nextn") blocks after the trunk
+  // (block_count = n_layer + n_mtp), with their own embedding and head when mtp_own_head, and
+  // each expert's gate and up rows fused into one ffn_gate_up_exps matrix. The trunk's weights
+  // are the same whichever is chosen.
+  int64_t n_mtp = 0;
+  bool mtp_own_head = false;
+  bool fuse_gate_up_exps = false;
 };
 
 // Sets the fields named in a JSON object (same names as ModelConfig, dtype as a string such as
 // "q8_0"). Unknown keys and wrong types are errors naming the key.
 Status ApplyConfigJson(const std::string& json_text, ModelConfig* config);
+
+// Writes the MTP block numbered `block` (a full-attention layer and the nextn tensors that feed
+// it) of a hybrid model shaped by `config`.
+void WriteMtpBlock(const ModelConfig& config, int64_t n_vocab, int64_t block, RandomWeights* r);
 
 // Builds the whole file: hyperparameters, tokenizer (from `vocab`) and random weights.
 StatusOr<gguf::Writer> MakeModel(const ModelConfig& config, const text::Vocab& vocab);

@@ -15,6 +15,8 @@
 
 #include "apps/default_vocab.h"
 #include "apps/test_models.h"
+#include "base/thread_pool.h"
+#include "state/sequence_state.h"
 
 namespace ds::apps {
 namespace {
@@ -148,6 +150,33 @@ TEST(MakeModelTest, ConfigJsonErrorsNameTheKey) {
   EXPECT_FALSE(ApplyConfigJson("not json", &config).ok());
   config.arch = "gpt5";
   EXPECT_FALSE(MakeModel(config, MakeDefaultVocab(10)).ok());
+}
+
+// MTP blocks after the trunk and fused expert gate and up rows (K-quant, so the fused matrices
+// are interleaved too) leave the trunk's weights, and so its logits, exactly as they were.
+TEST(MakeModelTest, PublishedLayoutsGiveTheSameLogits) {
+  for (const char* arch : {"qwen35", "qwen35moe", "qwen3next"}) {
+    ModelConfig plain = TinyKQuantConfig(arch, tensor::DType::kQ4_K);
+    ModelConfig published = plain;
+    published.n_mtp = 1;
+    published.mtp_own_head = std::string(arch) == "qwen35";
+    published.fuse_gate_up_exps = std::string(arch) != "qwen35";
+    auto a = BuildTestModel(plain);
+    auto b = BuildTestModel(published);
+    EXPECT_EQ(b->model->hparams().n_layer, plain.n_layer) << arch;
+    EXPECT_EQ(b->model->hparams().n_nextn, 1) << arch;
+    ThreadPool pool(2);
+    const std::vector<int32_t> ids = RandomPrompt(40, a->model->hparams().n_vocab, 5);
+    std::vector<std::vector<float>> logits;
+    for (TestModel* m : {a.get(), b.get()}) {
+      state::SequenceState state(m->model->StateLayoutFor(64));
+      logits.push_back(Prefill(*m->model, &state, ids, 0, 40, 16, &pool));
+    }
+    EXPECT_EQ(logits[0], logits[1]) << arch;
+  }
+  ModelConfig dense = TinyConfig("qwen3");
+  dense.n_mtp = 1;
+  EXPECT_FALSE(MakeModel(dense, MakeDefaultVocab(10)).ok());
 }
 
 // What a loader sees when a file lacks a key or holds a tensor of the wrong shape.

@@ -58,7 +58,28 @@ tensor::DType RandomWeights::TypeForRow(int64_t n_cols) const {
 }
 
 void RandomWeights::Matrix(const std::string& name, std::vector<int64_t> ne, float stddev) {
-  std::vector<float> values = Normal(name, Product(ne), 0.0f, stddev);
+  AddQuantized(name, ne, Normal(name, Product(ne), 0.0f, stddev));
+}
+
+void RandomWeights::FusedMatrices(const std::string& name, const std::vector<std::string>& parts,
+                                  int64_t n_cols, int64_t n_rows, int64_t n_mats, float stddev) {
+  const int64_t part_size = n_cols * n_rows;
+  std::vector<float> fused;
+  fused.reserve(part_size * n_mats * parts.size());
+  std::vector<std::vector<float>> drawn;
+  for (const std::string& part : parts) drawn.push_back(Normal(part, part_size * n_mats, 0, stddev));
+  for (int64_t m = 0; m < n_mats; ++m) {
+    for (const std::vector<float>& values : drawn) {
+      fused.insert(fused.end(), values.begin() + m * part_size,
+                   values.begin() + (m + 1) * part_size);
+    }
+  }
+  const int64_t n_parts = static_cast<int64_t>(parts.size());
+  AddQuantized(name, {n_cols, n_parts * n_rows, n_mats}, fused);
+}
+
+void RandomWeights::AddQuantized(const std::string& name, std::vector<int64_t> ne,
+                                 const std::vector<float>& values) {
   tensor::DType type = TypeForRow(ne[0]);
   int64_t rows = Product(ne) / ne[0];
   int64_t row_bytes = tensor::RowBytes(type, ne[0]);

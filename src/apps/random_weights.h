@@ -20,6 +20,10 @@ class RandomWeights {
   // Weights {n_cols, n_rows, n_mats...} ~ N(0, stddev^2), stored in the matrix dtype when the row
   // length allows it (else the closest type that does, as llama.cpp's quantiser falls back).
   void Matrix(const std::string& name, std::vector<int64_t> ne, float stddev);
+  // One stack of `n_mats` matrices written as `name`, each the rows of parts[0]'s matrix then
+  // parts[1]'s and so on, with the values Matrix(part, {n_cols, n_rows, n_mats}) would draw.
+  void FusedMatrices(const std::string& name, const std::vector<std::string>& parts,
+                     int64_t n_cols, int64_t n_rows, int64_t n_mats, float stddev);
   // f32 values ~ mean + N(0, stddev^2).
   void Floats(const std::string& name, std::vector<int64_t> ne, float mean, float stddev);
   // f32 values ~ U(low, high).
@@ -28,6 +32,8 @@ class RandomWeights {
  private:
   std::vector<float> Normal(const std::string& name, int64_t count, float mean, float stddev);
   tensor::DType TypeForRow(int64_t n_cols) const;
+  void AddQuantized(const std::string& name, std::vector<int64_t> ne,
+                    const std::vector<float>& values);
 
   gguf::Writer* writer_;
   tensor::DType matrix_dtype_;

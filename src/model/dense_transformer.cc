@@ -98,6 +98,7 @@ Status DenseTransformer::Bind() {
     DS_ASSIGN_OR_RETURN(l.ffn.up, binder_.Matrix(p + "ffn_up.weight", hp.n_embd, hp.n_ff));
     DS_ASSIGN_OR_RETURN(l.ffn.down, binder_.Matrix(p + "ffn_down.weight", hp.n_ff, hp.n_embd));
   }
+  WarnUnboundTensors(binder_);
   return OkStatus();
 }
 

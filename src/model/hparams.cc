@@ -31,9 +31,12 @@ Status ReadOptionalFloat(const gguf::File& file, const std::string& key, float* 
 Status ReadRecurrentLayers(const gguf::File& file, const std::string& key, HParams* hp) {
   if (file.Find(key) == nullptr) return OkStatus();
   DS_ASSIGN_OR_RETURN(const gguf::Array* array, file.GetArray(key));
-  if (static_cast<int64_t>(array->items.size()) != hp->n_layer) {
-    return InvalidArgumentError(key + " has " + std::to_string(array->items.size()) +
-                                " entries for " + std::to_string(hp->n_layer) + " layers");
+  // One entry per block, MTP layers included, as llama.cpp reads it; the trunk's alone is taken
+  // too.
+  const int64_t entries = static_cast<int64_t>(array->items.size());
+  if (entries != hp->n_layer && entries != hp->n_layer + hp->n_nextn) {
+    return InvalidArgumentError(key + " has " + std::to_string(entries) + " entries for " +
+                                std::to_string(hp->n_layer + hp->n_nextn) + " layers");
   }
   hp->recurrent_layers.clear();
   for (const gguf::Value& item : array->items) {
@@ -41,6 +44,7 @@ Status ReadRecurrentLayers(const gguf::File& file, const std::string& key, HPara
     if (flag == nullptr) return InvalidArgumentError(key + " must hold booleans");
     hp->recurrent_layers.push_back(*flag);
   }
+  hp->recurrent_layers.resize(hp->n_layer);
   return OkStatus();
 }
 
@@ -52,6 +56,13 @@ StatusOr<HParams> ReadHParams(const gguf::File& file) {
   const std::string p = hp.arch + ".";
   DS_RETURN_IF_ERROR(ReadRequiredInt(file, p + "embedding_length", &hp.n_embd));
   DS_RETURN_IF_ERROR(ReadRequiredInt(file, p + "block_count", &hp.n_layer));
+  DS_RETURN_IF_ERROR(ReadOptionalInt(file, p + "nextn_predict_layers", &hp.n_nextn));
+  if (hp.n_nextn >= hp.n_layer) {
+    return InvalidArgumentError(p + "nextn_predict_layers (" + std::to_string(hp.n_nextn) +
+                                ") leaves no trunk layers of block_count " +
+                                std::to_string(hp.n_layer));
+  }
+  hp.n_layer -= hp.n_nextn;
   DS_RETURN_IF_ERROR(ReadRequiredInt(file, p + "attention.head_count", &hp.n_head));
   hp.n_head_kv = hp.n_head;
   DS_RETURN_IF_ERROR(ReadOptionalInt(file, p + "attention.head_count_kv", &hp.n_head_kv));

@@ -17,7 +17,10 @@ struct HParams {
   int64_t n_vocab = 0;
   int64_t n_ctx_train = 0;
   int64_t n_embd = 0;
-  int64_t n_layer = 0;
+  int64_t n_layer = 0;  // the trunk: block_count less the MTP layers
+  // MTP ("nextn") layers that llama.cpp's converter appends after the trunk
+  // (nextn_predict_layers); they draft tokens and never take part in the trunk's forward pass.
+  int64_t n_nextn = 0;
   int64_t n_ff = 0;           // dense FFN width (0 when absent)
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
@@ -28,7 +31,7 @@ struct HParams {
 
   // Hybrid linear-attention (Gated DeltaNet) and MoE; 0 when the architecture has none.
   int64_t full_attention_interval = 0;
-  std::vector<bool> recurrent_layers;  // per layer; empty for dense models
+  std::vector<bool> recurrent_layers;  // per trunk layer; empty when the file has no such array
   int64_t ssm_conv_kernel = 0;
   int64_t ssm_state_size = 0;  // dk = dv
   int64_t ssm_group_count = 0;  // Hk

@@ -33,6 +33,20 @@ struct HybridLayer {
   FfnWeights ffn;
 };
 
+// The MTP ("nextn") block after the trunk: a full-attention layer fed with
+// eh_proj [enorm(embedding of token t+1) | hnorm(trunk's normed hidden state at t)], whose head
+// drafts token t+2. Bound and checked at load for the speculative decoder (issue #49); the
+// trunk's Forward never runs it.
+struct MtpBlock {
+  kernels::MatrixView eh_proj;  // {2 * n_embd, n_embd}
+  const float* enorm;
+  const float* hnorm;
+  const float* head_norm;     // nextn.shared_head_norm, else output_norm
+  kernels::MatrixView embed;  // nextn.embed_tokens, else token_embd
+  kernels::MatrixView head;   // nextn.shared_head_head, else output
+  HybridLayer layer;
+};
+
 class QwenHybrid : public Model {
  public:
   QwenHybrid(gguf::File& file, HParams hp, HybridTraits traits)
@@ -48,6 +62,8 @@ class QwenHybrid : public Model {
   Status BindDeltaNet(const std::string& p, DeltaNetWeights* w);
   Status BindAttention(const std::string& p, GatedAttentionWeights* w);
   Status BindFfn(const std::string& p, HybridLayer* layer);
+  Status BindLayerNorms(const std::string& p, HybridLayer* layer);
+  Status BindMtp(int64_t block, MtpBlock* mtp);
   DeltaNetDims delta_dims() const;
 
   HybridTraits traits_;
@@ -56,6 +72,7 @@ class QwenHybrid : public Model {
   kernels::MatrixView output_;  // token_embd when tied
   const float* output_norm_ = nullptr;
   std::vector<HybridLayer> layers_;
+  std::vector<MtpBlock> mtp_;
 
   DeltaNetMixer delta_mixer_;
   GatedAttentionMixer attention_mixer_;
@@ -150,14 +167,24 @@ Status QwenHybrid::BindFfn(const std::string& p, HybridLayer* layer) {
   const int64_t ffe = hp.n_ff_expert;
   const int64_t ffs = hp.n_ff_shared_expert;
   DS_ASSIGN_OR_RETURN(m.router, binder_.Matrix(p + "ffn_gate_inp.weight", hp.n_embd, hp.n_expert));
-  DS_ASSIGN_OR_RETURN(auto gates, binder_.MatrixStack(p + "ffn_gate_exps.weight", hp.n_embd, ffe,
-                                                      hp.n_expert));
-  DS_ASSIGN_OR_RETURN(auto ups, binder_.MatrixStack(p + "ffn_up_exps.weight", hp.n_embd, ffe,
-                                                    hp.n_expert));
   DS_ASSIGN_OR_RETURN(auto downs, binder_.MatrixStack(p + "ffn_down_exps.weight", ffe, hp.n_embd,
                                                       hp.n_expert));
   m.experts.clear();
-  for (int64_t e = 0; e < hp.n_expert; ++e) m.experts.push_back({gates[e], ups[e], downs[e]});
+  // The converter's --fuse-gate-up-exps writes each expert's gate rows, then its up rows, as one
+  // matrix.
+  if (binder_.Has(p + "ffn_gate_up_exps.weight")) {
+    DS_ASSIGN_OR_RETURN(auto gate_up, binder_.MatrixStackParts(p + "ffn_gate_up_exps.weight",
+                                                               hp.n_embd, ffe, 2, hp.n_expert));
+    for (int64_t e = 0; e < hp.n_expert; ++e) {
+      m.experts.push_back({gate_up[2 * e], gate_up[2 * e + 1], downs[e]});
+    }
+  } else {
+    DS_ASSIGN_OR_RETURN(auto gates, binder_.MatrixStack(p + "ffn_gate_exps.weight", hp.n_embd,
+                                                        ffe, hp.n_expert));
+    DS_ASSIGN_OR_RETURN(auto ups, binder_.MatrixStack(p + "ffn_up_exps.weight", hp.n_embd, ffe,
+                                                      hp.n_expert));
+    for (int64_t e = 0; e < hp.n_expert; ++e) m.experts.push_back({gates[e], ups[e], downs[e]});
+  }
   DS_ASSIGN_OR_RETURN(m.shared_gate, binder_.Vector(p + "ffn_gate_inp_shexp.weight", hp.n_embd));
   DS_ASSIGN_OR_RETURN(m.shared.gate, binder_.Matrix(p + "ffn_gate_shexp.weight", hp.n_embd, ffs));
   DS_ASSIGN_OR_RETURN(m.shared.up, binder_.Matrix(p + "ffn_up_shexp.weight", hp.n_embd, ffs));
@@ -165,9 +192,50 @@ Status QwenHybrid::BindFfn(const std::string& p, HybridLayer* layer) {
   return OkStatus();
 }
 
+Status QwenHybrid::BindLayerNorms(const std::string& p, HybridLayer* layer) {
+  const HParams& hp = hparams_;
+  DS_ASSIGN_OR_RETURN(layer->attn_norm, binder_.Vector(p + "attn_norm.weight", hp.n_embd));
+  DS_ASSIGN_OR_RETURN(layer->post_attention_norm,
+                      binder_.Vector(p + "post_attention_norm.weight", hp.n_embd));
+  return OkStatus();
+}
+
+Status QwenHybrid::BindMtp(int64_t block, MtpBlock* mtp) {
+  const HParams& hp = hparams_;
+  const std::string p = "blk." + std::to_string(block) + ".";
+  const std::string n = p + "nextn.";
+  DS_ASSIGN_OR_RETURN(mtp->eh_proj, binder_.Matrix(n + "eh_proj.weight", 2 * hp.n_embd, hp.n_embd));
+  DS_ASSIGN_OR_RETURN(mtp->enorm, binder_.Vector(n + "enorm.weight", hp.n_embd));
+  DS_ASSIGN_OR_RETURN(mtp->hnorm, binder_.Vector(n + "hnorm.weight", hp.n_embd));
+  mtp->head_norm = output_norm_;
+  if (binder_.Has(n + "shared_head_norm.weight")) {
+    DS_ASSIGN_OR_RETURN(mtp->head_norm, binder_.Vector(n + "shared_head_norm.weight", hp.n_embd));
+  }
+  mtp->embed = token_embd_;
+  if (binder_.Has(n + "embed_tokens.weight")) {
+    DS_ASSIGN_OR_RETURN(mtp->embed,
+                        binder_.RowMatrix(n + "embed_tokens.weight", hp.n_embd, hp.n_vocab));
+  }
+  mtp->head = output_;
+  if (binder_.Has(n + "shared_head_head.weight")) {
+    DS_ASSIGN_OR_RETURN(mtp->head,
+                        binder_.Matrix(n + "shared_head_head.weight", hp.n_embd, hp.n_vocab));
+  }
+  mtp->layer.recurrent = false;
+  DS_RETURN_IF_ERROR(BindLayerNorms(p, &mtp->layer));
+  DS_RETURN_IF_ERROR(BindAttention(p, &mtp->layer.attention));
+  return BindFfn(p, &mtp->layer);
+}
+
 Status QwenHybrid::Bind() {
   DS_RETURN_IF_ERROR(ValidateHParams());
   const HParams& hp = hparams_;
+  // The converter's --mtp writes the draft block with the embedding and head but no trunk.
+  if (hp.n_nextn > 0 && !binder_.Has("blk.0.attn_norm.weight")) {
+    return InvalidArgumentError(binder_.display_name() +
+                                ": the file holds only an MTP block, no trunk layers; load the "
+                                "model file it was converted beside");
+  }
   DS_ASSIGN_OR_RETURN(token_embd_, binder_.RowMatrix("token_embd.weight", hp.n_embd, hp.n_vocab));
   DS_ASSIGN_OR_RETURN(output_norm_, binder_.Vector("output_norm.weight", hp.n_embd));
   if (binder_.Has("output.weight")) {
@@ -180,9 +248,7 @@ Status QwenHybrid::Bind() {
     const std::string p = "blk." + std::to_string(i) + ".";
     HybridLayer& layer = layers_[i];
     layer.recurrent = IsRecurrentLayer(hp, i);
-    DS_ASSIGN_OR_RETURN(layer.attn_norm, binder_.Vector(p + "attn_norm.weight", hp.n_embd));
-    DS_ASSIGN_OR_RETURN(layer.post_attention_norm,
-                        binder_.Vector(p + "post_attention_norm.weight", hp.n_embd));
+    DS_RETURN_IF_ERROR(BindLayerNorms(p, &layer));
     if (layer.recurrent) {
       DS_RETURN_IF_ERROR(BindDeltaNet(p, &layer.delta));
     } else {
@@ -190,6 +256,9 @@ Status QwenHybrid::Bind() {
     }
     DS_RETURN_IF_ERROR(BindFfn(p, &layer));
   }
+  mtp_.resize(hp.n_nextn);
+  for (int64_t i = 0; i < hp.n_nextn; ++i) DS_RETURN_IF_ERROR(BindMtp(hp.n_layer + i, &mtp_[i]));
+  WarnUnboundTensors(binder_);
   return OkStatus();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "base/log.h"
 #include "tensor/quant.h"
 
 namespace ds::model {
@@ -26,14 +27,15 @@ StatusOr<const gguf::TensorInfo*> WeightBinder::Find(const std::string& name,
     return InvalidArgumentError(file_.display_name() + ": tensor '" + name + "' has shape " +
                                 ShapeString(info->ne) + ", expected " + ShapeString(ne));
   }
+  bound_.insert(name);
   return info;
 }
 
 StatusOr<std::vector<kernels::MatrixView>> WeightBinder::Views(const std::string& name,
                                                                int64_t n_cols, int64_t n_rows,
-                                                               int64_t n_mats,
+                                                               int64_t n_parts, int64_t n_mats,
                                                                const gguf::TensorInfo** info) {
-  std::vector<int64_t> ne = {n_cols, n_rows};
+  std::vector<int64_t> ne = {n_cols, n_parts * n_rows};
   if (n_mats > 0) ne.push_back(n_mats);
   DS_ASSIGN_OR_RETURN(*info, Find(name, ne));
   const tensor::DType type = (*info)->type;
@@ -44,7 +46,7 @@ StatusOr<std::vector<kernels::MatrixView>> WeightBinder::Views(const std::string
   }
   const int64_t row_bytes = tensor::RowBytes(type, n_cols);
   std::vector<kernels::MatrixView> views;
-  for (int64_t m = 0; m < std::max<int64_t>(n_mats, 1); ++m) {
+  for (int64_t m = 0; m < std::max<int64_t>(n_mats, 1) * n_parts; ++m) {
     views.push_back({(*info)->data + m * n_rows * row_bytes, type, n_rows, n_cols, row_bytes});
   }
   return views;
@@ -68,7 +70,7 @@ StatusOr<kernels::MatrixView> WeightBinder::Matrix(const std::string& name, int6
                                                    int64_t n_rows) {
   const gguf::TensorInfo* info = nullptr;
   DS_ASSIGN_OR_RETURN(std::vector<kernels::MatrixView> views,
-                      Views(name, n_cols, n_rows, 0, &info));
+                      Views(name, n_cols, n_rows, 1, 0, &info));
   InterleaveWhereFaster(*info, views);
   return views.front();
 }
@@ -77,9 +79,14 @@ StatusOr<std::vector<kernels::MatrixView>> WeightBinder::MatrixStack(const std::
                                                                      int64_t n_cols,
                                                                      int64_t n_rows,
                                                                      int64_t n_mats) {
+  return MatrixStackParts(name, n_cols, n_rows, 1, n_mats);
+}
+
+StatusOr<std::vector<kernels::MatrixView>> WeightBinder::MatrixStackParts(
+    const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_parts, int64_t n_mats) {
   const gguf::TensorInfo* info = nullptr;
   DS_ASSIGN_OR_RETURN(std::vector<kernels::MatrixView> views,
-                      Views(name, n_cols, n_rows, n_mats, &info));
+                      Views(name, n_cols, n_rows, n_parts, n_mats, &info));
   InterleaveWhereFaster(*info, views);
   return views;
 }
@@ -88,7 +95,7 @@ StatusOr<kernels::MatrixView> WeightBinder::RowMatrix(const std::string& name, i
                                                       int64_t n_rows) {
   const gguf::TensorInfo* info = nullptr;
   DS_ASSIGN_OR_RETURN(std::vector<kernels::MatrixView> views,
-                      Views(name, n_cols, n_rows, 0, &info));
+                      Views(name, n_cols, n_rows, 1, 0, &info));
   return views.front();
 }
 
@@ -122,6 +129,24 @@ StatusOr<const float*> WeightBinder::FloatsByColumn(const std::string& name, int
     for (int64_t c = 0; c < n_cols; ++c) values[c * n_rows + r] = by_row[r * n_cols + c];
   }
   return values.data();
+}
+
+std::vector<std::string> WeightBinder::Unbound() const {
+  std::vector<std::string> names;
+  for (const gguf::TensorInfo& info : file_.tensors()) {
+    if (!bound_.contains(info.name)) names.push_back(info.name);
+  }
+  return names;
+}
+
+void WarnUnboundTensors(const WeightBinder& binder) {
+  const std::vector<std::string> names = binder.Unbound();
+  if (names.empty()) return;
+  std::string listed;
+  for (size_t i = 0; i < names.size() && i < 8; ++i) listed += (i ? ", " : "") + names[i];
+  if (names.size() > 8) listed += ", ...";
+  DS_LOG_WARN("{}: {} tensor(s) not used by this architecture: {}", binder.display_name(),
+              names.size(), listed);
 }
 
 void DequantizeMatrixRow(const kernels::MatrixView& matrix, int64_t row, float* dst) {
