@@ -103,6 +103,8 @@ Status Serve(ServeFlags flags) {
                                 ? "deltaserve-default"
                                 : std::filesystem::path(flags.model_path).stem().string();
   }
+  // The same bound where requests wait for an HTTP thread as where they wait for a sequence.
+  flags.server.max_waiting = flags.engine.max_queued;
   server::HttpServer http(flags.server, service.get());
   DS_RETURN_IF_ERROR(http.Start());
   DS_LOG_INFO("deltaserve: serving {} ({}) on http://{}:{} with {} sequence(s) of {} tokens "
@@ -141,6 +143,10 @@ CommandFn RegisterServe(CLI::App* app) {
       "DELTASERVE_API_KEY");
   env(app->add_option("--alias", flags->server.aliases, "more model names to list"),
       "DELTASERVE_ALIAS");
+  env(app->add_option("--allow-host", flags->server.allowed_hosts,
+                      "without --api-key, also serve requests whose Host or Origin names this "
+                      "host (repeatable; * for any)"),
+      "DELTASERVE_ALLOW_HOST");
   env(app->add_option("--model-id", flags->server.model_id, "the model's name in /v1/models"),
       "DELTASERVE_MODEL_ID");
   env(app->add_option("--parallel", flags->engine.max_parallel, "sequences served at once")

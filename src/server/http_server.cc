@@ -9,10 +9,103 @@
 #include "api/models.h"
 #include "base/json_depth.h"
 #include "base/log.h"
+#include "server/connection_stream.h"
 #include "server/dashboard_page.h"
 
 namespace ds::server {
+
+// The routes, with the listener's accepted sockets handed to the reception instead of each
+// being served on a thread of its own.
+class HttpServer::Routes : public httplib::Server {
+ public:
+  std::function<void(int)> on_accept;
+
+  bool ServeRequest(httplib::Stream& stream, bool close_connection, bool& connection_closed) {
+    return process_request(stream, close_connection, connection_closed, nullptr);
+  }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    on_accept(sock);
+    return true;
+  }
+};
+
 namespace {
+
+// Requests a kept-alive connection may carry before the server closes it.
+constexpr int kMaxRequestsPerConnection = 1000;
+// The cheap routes' own threads and the requests that may wait for them.
+constexpr int kLightThreads = 2;
+constexpr size_t kLightWaiting = 256;
+
+// Runs each accepted socket's task on the listener's thread: the task only hands it over.
+class InlineTasks : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
+};
+
+bool IsLightRoute(const RequestFrame& frame) {
+  if (frame.method != "GET" && frame.method != "HEAD") return false;
+  for (const char* path : {"/health", "/metrics", "/v1/models", "/models", "/", "/v1/stats"}) {
+    if (frame.path == path) return true;
+  }
+  return false;
+}
+
+std::string_view ReasonPhrase(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    default: return "Error";
+  }
+}
+
+// A refusal in the error shape of the API the path belongs to.
+std::string RefusalResponse(std::string_view path, int status, const std::string& message) {
+  const api::ApiKind kind = path.rfind("/v1/messages", 0) == 0 ? api::ApiKind::kAnthropicMessages
+                                                                 : api::ApiKind::kChatCompletions;
+  const Status reason = status == 503 ? UnavailableError(message) : InvalidArgumentError(message);
+  const std::string body = api::ErrorResponse(kind, reason).body.dump(
+      -1, ' ', false, api::Json::error_handler_t::replace);
+  std::string response = "HTTP/1.1 " + std::to_string(status) + " " +
+                         std::string(ReasonPhrase(status)) +
+                         "\r\nContent-Type: application/json\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\nConnection: close\r\n";
+  if (status == 503) response += "Retry-After: 1\r\n";
+  return response + "\r\n" + body;
+}
+
+// The host of a Host header or of an origin's authority, lower-cased, without its port.
+std::string HostName(std::string_view authority) {
+  std::string_view host = authority;
+  if (!host.empty() && host.front() == '[') {
+    host = host.substr(0, host.find(']') + 1);
+  } else {
+    host = host.substr(0, host.find(':'));
+  }
+  std::string lower(host);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+bool IsLoopbackName(const std::string& host) {
+  if (host == "localhost" || host == "[::1]") return true;
+  return host.rfind("127.", 0) == 0 &&
+         host.find_first_not_of("0123456789.") == std::string::npos;
+}
+
+ReceptionOptions ReceptionFor(const ServerOptions& options) {
+  ReceptionOptions reception = options.reception;
+  reception.framing.max_body_bytes = static_cast<uint64_t>(options.max_body_bytes);
+  return reception;
+}
 
 void SendJson(httplib::Response& res, int status, const api::Json& body) {
   res.status = status;
@@ -50,20 +143,22 @@ std::string PresentedKey(const httplib::Request& req) {
 }  // namespace
 
 HttpServer::HttpServer(ServerOptions options, ChatService* service)
-    : options_(std::move(options)), service_(service),
-      http_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)),
+      service_(service),
+      http_(std::make_unique<Routes>()),
+      reception_(
+          ReceptionFor(options_),
+          [this](std::shared_ptr<Connection> connection) { Dispatch(std::move(connection)); },
+          RefusalResponse) {
   RegisterRoutes();
 }
 
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::RegisterRoutes() {
-  http_->new_task_queue = [threads = options_.http_threads] {
-    return new httplib::ThreadPool(threads);
-  };
+  http_->new_task_queue = [] { return new InlineTasks(); };
+  http_->on_accept = [this](int fd) { reception_.Add(fd); };
   http_->set_payload_max_length(options_.max_body_bytes);
-  http_->set_read_timeout(std::chrono::seconds(600));
-  http_->set_write_timeout(std::chrono::seconds(600));
 
   http_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     api::Json body = service_->Load();
@@ -95,9 +190,17 @@ void HttpServer::RegisterRoutes() {
       {"/v1/messages", api::ApiKind::kAnthropicMessages},
       {"/v1/messages/count_tokens", api::ApiKind::kAnthropicCountTokens},
   };
+  // The body is read here, whatever its Content-Type: the library's own reading caps a
+  // form-encoded body (what curl -d sends) at 8 KB.
   for (const auto& [path, kind] : routes) {
-    http_->Post(path, [this, kind = kind](const httplib::Request& req, httplib::Response& res) {
-      HandleApi(kind, req, res);
+    http_->Post(path, [this, kind = kind](const httplib::Request& req, httplib::Response& res,
+                                          const httplib::ContentReader& read) {
+      std::string body;
+      read([&body](const char* data, size_t length) {
+        body.append(data, length);
+        return true;
+      });
+      HandleApi(kind, req, body, res);
     });
   }
   // The dashboard. Claude Code also probes the base URL with HEAD (served by this GET route)
@@ -125,6 +228,54 @@ void HttpServer::RegisterRoutes() {
   });
 }
 
+bool HttpServer::HostAllowed(const RequestFrame& frame) const {
+  if (!options_.api_key.empty()) return true;
+  auto allowed = [this](std::string_view authority) {
+    const std::string host = HostName(authority);
+    if (IsLoopbackName(host) || host == HostName(options_.host)) return true;
+    for (const std::string& extra : options_.allowed_hosts) {
+      if (extra == "*" || HostName(extra) == host) return true;
+    }
+    return false;
+  };
+  // A client that sends no Host is no browser.
+  if (!frame.host.empty() && !allowed(frame.host)) return false;
+  // Web pages send an http(s) origin, or "null" from a sandbox; apps have schemes of their own.
+  if (frame.origin == "null") return false;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (frame.origin.rfind(scheme, 0) == 0) return allowed(frame.origin.substr(scheme.size()));
+  }
+  return true;
+}
+
+void HttpServer::Dispatch(std::shared_ptr<Connection> connection) {
+  if (!HostAllowed(connection->frame)) {
+    reception_.Refuse(std::move(connection), 403,
+                      "requests from this host or origin are not served without an API key "
+                      "(--allow-host adds a host)");
+    return;
+  }
+  WorkerPool& pool = IsLightRoute(connection->frame) ? *light_pool_ : *api_pool_;
+  if (!pool.TrySubmit([this, connection] { Serve(connection); })) {
+    reception_.Refuse(std::move(connection), 503,
+                      "the server is busy: the requests waiting for a handler reached the "
+                      "limit (--max-queue); retry shortly");
+  }
+}
+
+void HttpServer::Serve(const std::shared_ptr<Connection>& connection) {
+  ConnectionStream stream(*connection, options_.reception.body_timeout, options_.write_timeout);
+  const bool last = ++connection->served >= kMaxRequestsPerConnection;
+  bool closed = false;
+  const bool answered = http_->ServeRequest(stream, last, closed);
+  stream.ConsumeRead();
+  if (answered && !closed && !last) {
+    reception_.Return(connection);
+  } else {
+    reception_.Release(connection);
+  }
+}
+
 bool HttpServer::Authorized(api::ApiKind kind, const httplib::Request& req,
                             httplib::Response& res) const {
   if (options_.api_key.empty() || PresentedKey(req) == options_.api_key) return true;
@@ -134,9 +285,9 @@ bool HttpServer::Authorized(api::ApiKind kind, const httplib::Request& req,
 }
 
 void HttpServer::HandleApi(api::ApiKind kind, const httplib::Request& req,
-                           httplib::Response& res) {
+                           const std::string& body_text, httplib::Response& res) {
   if (!Authorized(kind, req, res)) return;
-  StatusOr<api::Json> parsed = ParseBody(req.body);
+  StatusOr<api::Json> parsed = ParseBody(body_text);
   if (!parsed.ok()) return SendError(res, kind, parsed.status());
   const api::Json& body = *parsed;
   if (!body.is_object()) {
@@ -171,6 +322,10 @@ void HttpServer::HandleApi(api::ApiKind kind, const httplib::Request& req,
 }
 
 Status HttpServer::Start() {
+  light_pool_ = std::make_unique<WorkerPool>(kLightThreads, kLightWaiting);
+  api_pool_ = std::make_unique<WorkerPool>(options_.http_threads,
+                                           static_cast<size_t>(options_.max_waiting));
+  DS_RETURN_IF_ERROR(reception_.Start());
   bound_port_ = options_.port == 0 ? http_->bind_to_any_port(options_.host)
                                    : (http_->bind_to_port(options_.host, options_.port)
                                           ? options_.port
@@ -200,6 +355,10 @@ Status HttpServer::Start() {
 void HttpServer::Stop() {
   if (http_->is_running()) http_->stop();
   if (thread_.joinable()) thread_.join();
+  reception_.Stop();
+  // Requests already handed over finish; their connections then close.
+  api_pool_.reset();
+  light_pool_.reset();
 }
 
 }  // namespace ds::server
