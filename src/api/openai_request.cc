@@ -109,7 +109,7 @@ Status ParseStreamFields(const Json& body, ChatRequest* req) {
   }
   int64_t n = 1;
   DS_RETURN_IF_ERROR(ReadInt(body, "n", "", 1, kMaxInt, &n));
-  if (n != 1) return UnimplementedError("n must be 1: one choice per request is supported");
+  if (n != 1) return InvalidArgumentError("n must be 1: one choice per request is supported");
   return OkStatus();
 }
 
@@ -223,7 +223,7 @@ StatusOr<ChatRequest> ParseCompletionsRequest(const Json& body,
   int64_t best_of = 1;
   DS_RETURN_IF_ERROR(ReadInt(body, "best_of", "", 1, 1, &best_of));
   if (FindField(body, "suffix") != nullptr) {
-    return UnimplementedError("suffix (fill-in-the-middle) is not supported");
+    return InvalidArgumentError("suffix (fill-in-the-middle) is not supported");
   }
   return req;
 }

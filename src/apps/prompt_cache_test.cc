@@ -197,7 +197,7 @@ TEST_F(PromptCacheTest, AModelWithoutATemplateFallsBackToChatMl) {
   vocab.chat_template.clear();
   auto tokenizer = text::Tokenizer::FromVocab(std::move(vocab));
   ASSERT_TRUE(tokenizer.ok());
-  auto builder = server::PromptBuilder::Create(tokenizer->get());
+  auto builder = server::PromptBuilder::Create(tokenizer->get(), 1 << 20);
   ASSERT_TRUE(builder.ok()) << builder.status().ToString();
   api::ChatRequest request;
   request.messages = api::Json::parse(R"([{"role": "system", "content": "Be brief."},

@@ -219,6 +219,20 @@ TEST_F(ServerTest, BadRequestsGetTheirApiErrorShape) {
   EXPECT_TRUE(anthropic["error"]["message"].is_string());
 }
 
+// A prompt whose bytes alone exceed the context is refused before it is tokenised: 48 MB of
+// text took 88 s of CPU to reject before.
+TEST_F(ServerTest, APromptFarOverTheContextIsRefusedBeforeTokenising) {
+  Start("ok");
+  json body = {{"messages", {{{"role", "user"}, {"content", std::string(48 << 20, 'a')}}}}};
+  const auto start = std::chrono::steady_clock::now();
+  json error = Post("/v1/chat/completions", body, 400);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(error["error"]["message"].get<std::string>().find("but the context size is"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error["error"]["code"], "context_length_exceeded");
+}
+
 // Each place a request carries free-form JSON, nested 40,000 levels deep (a 160 KB body): the
 // walks over parsed values recurse per level, so without the bound each of these kills the
 // process.
@@ -266,10 +280,13 @@ TEST_F(ServerTest, ApiKeyIsRequiredWhenConfigured) {
   auto denied = client_->Post("/v1/chat/completions", body.dump(), "application/json");
   ASSERT_TRUE(denied);
   EXPECT_EQ(denied->status, 401);
-  httplib::Headers headers = {{"Authorization", "Bearer k"}};
-  auto allowed = client_->Post("/v1/chat/completions", headers, body.dump(), "application/json");
-  ASSERT_TRUE(allowed);
-  EXPECT_EQ(allowed->status, 200);
+  for (const char* scheme : {"Bearer", "bearer", "BEARER"}) {
+    httplib::Headers headers = {{"Authorization", std::string(scheme) + " k"}};
+    auto allowed =
+        client_->Post("/v1/chat/completions", headers, body.dump(), "application/json");
+    ASSERT_TRUE(allowed);
+    EXPECT_EQ(allowed->status, 200) << scheme;
+  }
   auto health = client_->Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);

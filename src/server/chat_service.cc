@@ -54,7 +54,8 @@ ChatService::ChatService(engine::Engine* engine, const text::Tokenizer* tokenize
 StatusOr<std::unique_ptr<ChatService>> ChatService::Create(engine::Engine* engine,
                                                            const text::Tokenizer* tokenizer,
                                                            ChatServiceOptions options) {
-  DS_ASSIGN_OR_RETURN(std::unique_ptr<PromptBuilder> prompts, PromptBuilder::Create(tokenizer));
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<PromptBuilder> prompts,
+                      PromptBuilder::Create(tokenizer, engine->options().context_tokens));
   std::erase(options.volatile_system_prefixes, std::string());
   return std::unique_ptr<ChatService>(
       new ChatService(engine, tokenizer, std::move(prompts), std::move(options)));

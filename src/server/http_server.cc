@@ -135,8 +135,14 @@ StatusOr<api::Json> ParseBody(const std::string& text) {
 
 std::string PresentedKey(const httplib::Request& req) {
   std::string auth = req.get_header_value("Authorization");
-  const std::string bearer = "Bearer ";
-  if (auth.compare(0, bearer.size(), bearer) == 0) return auth.substr(bearer.size());
+  // The scheme name is case-insensitive (RFC 9110).
+  const std::string bearer = "bearer ";
+  if (auth.size() >= bearer.size() &&
+      std::equal(bearer.begin(), bearer.end(), auth.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
+    return auth.substr(bearer.size());
+  }
   return req.get_header_value("x-api-key");
 }
 

@@ -52,11 +52,14 @@ std::string TokenText(const text::Tokenizer& tokenizer, int32_t id) {
 }  // namespace
 
 PromptBuilder::PromptBuilder(const text::Tokenizer* tokenizer,
-                             text::jinja::Template chat_template, bool xml_tool_calls)
+                             text::jinja::Template chat_template, bool xml_tool_calls,
+                             int64_t max_prompt_tokens)
     : tokenizer_(tokenizer), chat_template_(std::move(chat_template)),
-      xml_tool_calls_(xml_tool_calls), memo_(std::make_unique<ContinuityMemo>(tokenizer)) {}
+      xml_tool_calls_(xml_tool_calls), max_prompt_tokens_(max_prompt_tokens),
+      memo_(std::make_unique<ContinuityMemo>(tokenizer)) {}
 
-StatusOr<std::unique_ptr<PromptBuilder>> PromptBuilder::Create(const text::Tokenizer* tokenizer) {
+StatusOr<std::unique_ptr<PromptBuilder>> PromptBuilder::Create(const text::Tokenizer* tokenizer,
+                                                               int64_t max_prompt_tokens) {
   std::string source = tokenizer->vocab().chat_template;
   if (source.empty()) source = text::jinja::kChatMlTemplate;
   StatusOr<text::jinja::Template> parsed = text::jinja::Template::Parse(source);
@@ -66,7 +69,15 @@ StatusOr<std::unique_ptr<PromptBuilder>> PromptBuilder::Create(const text::Token
   }
   bool xml = source.find("<function=") != std::string::npos;
   return std::unique_ptr<PromptBuilder>(
-      new PromptBuilder(tokenizer, std::move(parsed).value(), xml));
+      new PromptBuilder(tokenizer, std::move(parsed).value(), xml, max_prompt_tokens));
+}
+
+Status PromptBuilder::CheckLength(std::string_view text) const {
+  const int64_t at_least = tokenizer_->MinTokens(text);
+  if (at_least < max_prompt_tokens_) return OkStatus();
+  return OutOfRangeError("the prompt has at least " + std::to_string(at_least) + " tokens (" +
+                         std::to_string(text.size()) + " bytes), but the context size is " +
+                         std::to_string(max_prompt_tokens_));
 }
 
 bool DeclaresTool(const api::Json& tools, const std::string& name) {
@@ -117,6 +128,7 @@ StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) 
         ForcedToolCallOpening(request, in_reasoning, think_newline, xml_tool_calls_);
     prompt.text += prompt.forced_output;
   }
+  DS_RETURN_IF_ERROR(CheckLength(prompt.text));
   prompt.ids = memo_->Encode(prompt.text, &prompt.continuity_tokens);
   prompt.messages = FindMessages(prompt.ids, *tokenizer_);
   prompt.boundary_positions =
@@ -143,6 +155,7 @@ StatusOr<BuiltPrompt> PromptBuilder::Build(const api::ChatRequest& request) cons
     prompt.ids = request.prompt_ids;
   } else {
     prompt.text = request.prompt_text;
+    DS_RETURN_IF_ERROR(CheckLength(prompt.text));
     prompt.ids = tokenizer_->Encode(prompt.text, /*add_special=*/true, /*parse_special=*/true);
   }
   return prompt;

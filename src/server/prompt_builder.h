@@ -34,8 +34,10 @@ struct BuiltPrompt {
 
 class PromptBuilder {
  public:
-  // REQUIRES: tokenizer outlives the builder.
-  static StatusOr<std::unique_ptr<PromptBuilder>> Create(const text::Tokenizer* tokenizer);
+  // REQUIRES: tokenizer outlives the builder. Prompts whose text is certain to exceed
+  // `max_prompt_tokens` are refused before they are tokenised.
+  static StatusOr<std::unique_ptr<PromptBuilder>> Create(const text::Tokenizer* tokenizer,
+                                                        int64_t max_prompt_tokens);
 
   StatusOr<BuiltPrompt> Build(const api::ChatRequest& request) const;
   // Remembers what a chat prompt and its reply tokenised to, for the next turn's prompt.
@@ -44,12 +46,15 @@ class PromptBuilder {
 
  private:
   PromptBuilder(const text::Tokenizer* tokenizer, text::jinja::Template chat_template,
-                bool xml_tool_calls);
+                bool xml_tool_calls, int64_t max_prompt_tokens);
   StatusOr<BuiltPrompt> BuildChat(const api::ChatRequest& request) const;
+  // OutOfRange when `text` cannot fit the context whatever it tokenises to.
+  Status CheckLength(std::string_view text) const;
 
   const text::Tokenizer* tokenizer_;
   text::jinja::Template chat_template_;
   bool xml_tool_calls_;  // Qwen3.5 / Qwen3-Coder style, else the JSON form
+  int64_t max_prompt_tokens_;
   std::unique_ptr<ContinuityMemo> memo_;
 };
 

@@ -172,7 +172,10 @@ Status Tokenizer::Init() {
   std::stable_sort(special_ids_.begin(), special_ids_.end(),
                    [&](int32_t a, int32_t b) { return v.tokens[a].size() > v.tokens[b].size(); });
   pieces_.resize(n);
-  for (int32_t id = 0; id < n; ++id) pieces_[id] = ComputePiece(id);
+  for (int32_t id = 0; id < n; ++id) {
+    pieces_[id] = ComputePiece(id);
+    max_piece_bytes_ = std::max(max_piece_bytes_, pieces_[id].size());
+  }
   return OkStatus();
 }
 

@@ -41,6 +41,13 @@ class Tokenizer {
   // Concatenated pieces (no space stripping or clean-up; may end inside a UTF-8 sequence).
   std::string Decode(std::span<const int32_t> ids, bool render_special = false) const;
 
+  // A count that no encoding of `text` goes below, found without encoding it: no token covers
+  // more bytes of text than the longest piece (or than a character that falls back to <unk>).
+  // Lets a caller refuse a prompt far over a limit before paying for its tokenisation.
+  int64_t MinTokens(std::string_view text) const {
+    return static_cast<int64_t>(text.size() / max_piece_bytes_);
+  }
+
   const Vocab& vocab() const { return vocab_; }
   int32_t num_tokens() const { return vocab_.num_tokens(); }
   bool IsEog(int32_t id) const;
@@ -76,6 +83,7 @@ class Tokenizer {
   std::vector<int32_t> special_ids_;  // matched in the text; longest text first
   std::vector<int32_t> eog_ids_;
   std::vector<std::string> pieces_;  // id -> piece with render_special
+  size_t max_piece_bytes_ = 4;  // the longest piece, at least one UTF-8 character
   TokenLookup lookup_;
   std::unique_ptr<PreTokenizer> pre_;  // BPE only
   std::unique_ptr<BpeMerger> merger_;  // BPE only

@@ -11,6 +11,9 @@ namespace {
 constexpr int64_t kMaxSteps = 20'000'000;
 constexpr size_t kMaxOutputBytes = size_t{256} << 20;
 constexpr int kMaxCallDepth = 200;
+// Everything the render's operators, calls, filters and output build, added up: bounds the memory
+// a template can take, whatever it keeps.
+constexpr size_t kMaxBuiltBytes = size_t{256} << 20;
 
 Status Annotate(const Status& s, int line) {
   if (s.ok() || s.message().rfind("template ", 0) == 0) return s;
@@ -95,7 +98,22 @@ Status Evaluator::Step() {
   return OkStatus();
 }
 
+Status Evaluator::CountBuilt(size_t bytes) {
+  built_bytes_ += bytes;
+  if (built_bytes_ <= kMaxBuiltBytes) return OkStatus();
+  return ResourceExhaustedError("template error: the template built more than " +
+                                std::to_string(kMaxBuiltBytes) + " bytes of values");
+}
+
+StatusOr<Value> Evaluator::Charge(StatusOr<Value> built) {
+  if (!built.ok()) return built;
+  if (built->is_string()) DS_RETURN_IF_ERROR(CountBuilt(built->str().size()));
+  if (built->is_list()) DS_RETURN_IF_ERROR(CountBuilt(built->list().size() * sizeof(Value)));
+  return built;
+}
+
 Status Evaluator::Append(std::string_view text) {
+  DS_RETURN_IF_ERROR(CountBuilt(text.size()));
   if (out_->size() + text.size() > kMaxOutputBytes) {
     return ResourceExhaustedError("template error: output exceeds " +
                                   std::to_string(kMaxOutputBytes) + " bytes");

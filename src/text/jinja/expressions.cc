@@ -411,7 +411,7 @@ StatusOr<Value> Evaluator::Eval(const Expr& e, const ScopePtr& scope) {
     case Expr::Kind::kCall: {
       DS_ASSIGN_OR_RETURN(Value fn, Eval(*e.args[0], scope));
       DS_ASSIGN_OR_RETURN(Args args, EvalArgs(e.call, scope));
-      return Call(fn, args);
+      return Charge(Call(fn, args));
     }
     case Expr::Kind::kFilter: {
       Value input = block_value_ != nullptr ? *block_value_ : Value();
@@ -419,7 +419,7 @@ StatusOr<Value> Evaluator::Eval(const Expr& e, const ScopePtr& scope) {
         DS_ASSIGN_OR_RETURN(input, Eval(*e.args[0], scope));
       }
       DS_ASSIGN_OR_RETURN(Args args, EvalArgs(e.call, scope));
-      return ApplyFilter(*this, e.name, input, args);
+      return Charge(ApplyFilter(*this, e.name, input, args));
     }
     case Expr::Kind::kTest: {
       DS_ASSIGN_OR_RETURN(Value input, Eval(*e.args[0], scope));
@@ -447,7 +447,7 @@ StatusOr<Value> Evaluator::Eval(const Expr& e, const ScopePtr& scope) {
     case Expr::Kind::kBinary: {
       DS_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0], scope));
       DS_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1], scope));
-      return BinaryOp(e.name, a, b);
+      return Charge(BinaryOp(e.name, a, b));
     }
     case Expr::Kind::kAnd:
     case Expr::Kind::kOr: {

@@ -148,6 +148,24 @@ TEST(JinjaTest, RuntimeErrorsAreStatuses) {
             std::string::npos);
 }
 
+// Concatenation in a loop doubled a string from a 90-byte template to 4.6 GB in 40 s; each
+// result stayed under the per-string bound, but together they did not.
+TEST(JinjaTest, WhatATemplateBuildsIsBoundedAsAWhole) {
+  for (const char* source :
+       {"{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}"
+        "{% endfor %}{{ ns.s | length }}",
+        "{% set ns = namespace(s=['a']) %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}"
+        "{% endfor %}{{ ns.s | length }}",
+        "{% set ns = namespace(s=[]) %}{% for i in range(100000) %}"
+        "{% set ns.s = ns.s + ['x' * 60000000] %}{% endfor %}"}) {
+    auto t = Template::Parse(source);
+    ASSERT_TRUE(t.ok()) << source;
+    auto out = t->Render(ordered_json::object());
+    ASSERT_FALSE(out.ok()) << source;
+    EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted) << out.status().message();
+  }
+}
+
 TEST(JinjaTest, KeyOrderFollowsTheJsonType) {
   const std::string source = "{{ d|tojson }}";
   EXPECT_EQ(*Template::Parse(source)->Render(ordered_json{{"d", {{"b", 1}, {"a", 2}}}}),

@@ -104,6 +104,10 @@ class Evaluator {
   StatusOr<Value> EvalCompare(const Expr& e, const ScopePtr& scope);
   StatusOr<Value> EvalSubscript(const Expr& e, const ScopePtr& scope);
   Status Append(std::string_view text);
+  // Counts what an operator, call or filter built against a budget for the whole render:
+  // bounding each string alone still let a loop of doublings take gigabytes.
+  StatusOr<Value> Charge(StatusOr<Value> built);
+  Status CountBuilt(size_t bytes);
 
   const Program& program_;
   Value context_;
@@ -113,6 +117,7 @@ class Evaluator {
   const Value* block_value_ = nullptr;  // the body of the enclosing filter/set block
   int call_depth_ = 0;
   int64_t steps_ = 0;
+  size_t built_bytes_ = 0;
 };
 
 // Python operators. `op` is one of + - * / // % ** ~.
