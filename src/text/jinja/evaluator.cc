@@ -20,12 +20,6 @@ Status Annotate(const Status& s, int line) {
   return Status(s.code(), "template error at line " + std::to_string(line) + ": " + s.message());
 }
 
-ScopePtr ChildScope(const ScopePtr& parent) {
-  auto scope = std::make_shared<Scope>();
-  scope->parent = parent;
-  return scope;
-}
-
 }  // namespace
 
 const Value* Scope::Find(std::string_view name) const {
@@ -81,9 +75,31 @@ Value MakeCallable(Callable::Type type, std::string name) {
 Evaluator::Evaluator(const Program& program, Value context)
     : program_(program), context_(std::move(context)) {}
 
+Evaluator::~Evaluator() {
+  // A macro lives in the scope it closes over, a loop's scope holds the loop, and a namespace
+  // may hold itself: emptying what is still alive frees every such cycle.
+  for (const std::weak_ptr<Scope>& weak : scopes_.items) {
+    if (ScopePtr scope = weak.lock()) {
+      scope->vars.clear();
+      scope->parent.reset();
+    }
+  }
+  for (const std::weak_ptr<Namespace>& weak : namespaces_.items) {
+    if (std::shared_ptr<Namespace> ns = weak.lock()) ns->attrs = Dict();
+  }
+}
+
+ScopePtr Evaluator::ChildScope(const ScopePtr& parent) {
+  auto scope = std::make_shared<Scope>();
+  scope->parent = parent;
+  scopes_.Add(scope);
+  return scope;
+}
+
 StatusOr<std::string> Evaluator::Render() {
   root_ = std::make_shared<Scope>();
   root_->is_root = true;
+  scopes_.Add(root_);
   std::string out;
   out_ = &out;
   DS_RETURN_IF_ERROR(ExecBody(program_.body, root_));
@@ -321,7 +337,11 @@ StatusOr<Value> Evaluator::Call(const Value& fn, const Args& args) {
   }
   const Callable& c = fn.callable();
   switch (c.type) {
-    case Callable::Type::kGlobal: return CallGlobal(c.name, args);
+    case Callable::Type::kGlobal: {
+      DS_ASSIGN_OR_RETURN(Value result, CallGlobal(c.name, args));
+      if (result.kind() == Kind::kNamespace) namespaces_.Add(result.shared_namespace());
+      return result;
+    }
     case Callable::Type::kMethod: return CallMethod(c.receiver, c.name, args);
     case Callable::Type::kMacro: return CallMacro(c, args);
     default: return CallLoop(c.type, *c.loop, args);

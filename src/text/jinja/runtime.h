@@ -72,10 +72,27 @@ struct Callable {
 
 Value MakeCallable(Callable::Type type, std::string name);
 
+// Objects a render made that may still be alive when it ends. Most scopes end with their loop
+// iteration: those gone are forgotten whenever the list doubles, so a long loop keeps it short.
+template <typename T>
+struct Tracked {
+  std::vector<std::weak_ptr<T>> items;
+  size_t after_sweep = 0;
+
+  void Add(const std::shared_ptr<T>& object) {
+    if (items.size() >= 2 * after_sweep + 64) {
+      std::erase_if(items, [](const std::weak_ptr<T>& weak) { return weak.expired(); });
+      after_sweep = items.size();
+    }
+    items.push_back(object);
+  }
+};
+
 class Evaluator {
  public:
   // REQUIRES: `context` is a dict (the render variables).
   Evaluator(const Program& program, Value context);
+  ~Evaluator();
 
   StatusOr<std::string> Render();
 
@@ -104,6 +121,7 @@ class Evaluator {
   StatusOr<Value> EvalCompare(const Expr& e, const ScopePtr& scope);
   StatusOr<Value> EvalSubscript(const Expr& e, const ScopePtr& scope);
   Status Append(std::string_view text);
+  ScopePtr ChildScope(const ScopePtr& parent);
   // Counts what an operator, call or filter built against a budget for the whole render:
   // bounding each string alone still let a loop of doublings take gigabytes.
   StatusOr<Value> Charge(StatusOr<Value> built);
@@ -118,6 +136,9 @@ class Evaluator {
   int call_depth_ = 0;
   int64_t steps_ = 0;
   size_t built_bytes_ = 0;
+  // What the destructor empties to free reference cycles.
+  Tracked<Scope> scopes_;
+  Tracked<Namespace> namespaces_;
 };
 
 // Python operators. `op` is one of + - * / // % ** ~.

@@ -308,6 +308,11 @@ LoopState& Value::loop() const {
   return *static_cast<LoopState*>(ptr_.get());
 }
 
+std::shared_ptr<Namespace> Value::shared_namespace() const {
+  DS_DCHECK(kind_ == Kind::kNamespace);
+  return std::static_pointer_cast<Namespace>(ptr_);
+}
+
 std::shared_ptr<LoopState> Value::shared_loop() const {
   DS_DCHECK(kind_ == Kind::kLoop);
   return std::static_pointer_cast<LoopState>(ptr_);

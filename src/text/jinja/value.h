@@ -100,6 +100,7 @@ class Value {
   const Callable& callable() const;
   LoopState& loop() const;
   std::shared_ptr<LoopState> shared_loop() const;
+  std::shared_ptr<Namespace> shared_namespace() const;
   const std::string& undefined_message() const;
   // Identity, for Python `is` on mutable objects.
   const void* identity() const { return ptr_.get(); }
