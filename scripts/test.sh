@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command (b): build and run every test, then the sanitizer pass over the tests that read
-# untrusted bytes or drive the cache index at random, then the kernel tests of an AArch64 cross
-# build under qemu (the NEON tables).
+# untrusted bytes (the GGUF, template and HTTP fuzz targets) or drive the cache index at random,
+# then the kernel tests of an AArch64 cross build under qemu (the NEON tables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --arm64
@@ -10,12 +10,14 @@ scripts/build.sh
 tools/check_layers.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
 
-sanitized_tests=(gguf_fuzz_test state_test cache_test)
+# The fuzz targets run longer here than in ctest: DS_FUZZ_SECONDS each.
+sanitized_tests=(gguf_fuzz_test state_test cache_test jinja_fuzz_test http_fuzz_test)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDS_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)" --target "${sanitized_tests[@]}"
 for t in "${sanitized_tests[@]}"; do
   echo "== $t (ASan+UBSan)"
-  DS_SHARED_DIR="$PWD/../shared" "$(find build-asan/src -name "$t" -type f -executable)"
+  DS_FUZZ_SECONDS=60 DS_SHARED_DIR="$PWD/../shared" \
+    "$(find build-asan/src -name "$t" -type f -executable)"
 done
 
 scripts/test-arm64.sh

@@ -10,48 +10,16 @@
 #include <random>
 
 #include "apps/server_fixture.h"
+#include "apps/test_captures.h"
 
 namespace ds::apps {
 namespace {
-
-std::string SharedDir() {
-  const char* env = std::getenv("DS_SHARED_DIR");
-  return env != nullptr ? env : "../shared";
-}
-
-std::string ReadText(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-struct Capture {
-  std::string name;
-  std::string url;
-  json body;
-};
-
-std::vector<Capture> LoadCaptures() {
-  std::vector<Capture> captures;
-  std::filesystem::path dir = SharedDir() + "/testdata/captures";
-  if (!std::filesystem::exists(dir)) return captures;
-  for (const auto& run : std::filesystem::directory_iterator(dir)) {
-    for (const auto& file : std::filesystem::directory_iterator(run.path())) {
-      json capture = json::parse(ReadText(file.path()), nullptr, false);
-      if (capture.is_discarded() || capture["method"] != "POST") continue;
-      captures.push_back({run.path().filename().string() + "/" + file.path().filename().string(),
-                          capture["url"], capture["body"]});
-    }
-  }
-  std::sort(captures.begin(), captures.end(),
-            [](const Capture& a, const Capture& b) { return a.name < b.name; });
-  return captures;
-}
 
 class CapturesTest : public ServerFixture {
  protected:
   void SetUp() override {
     captures_ = LoadCaptures();
-    std::string qwen35 = ReadText(SharedDir() + "/testdata/templates/Qwen3.5-4B.jinja");
+    std::string qwen35 = SharedTemplate("Qwen3.5-4B");
     if (captures_.empty() || qwen35.empty()) {
       GTEST_SKIP() << "captures or templates not found under " << SharedDir()
                    << "; set DS_SHARED_DIR";
@@ -186,7 +154,7 @@ TEST_F(CapturesTest, MutatedBodiesNeverTakeTheServerDown) {
 using ForcedToolCallTest = ServerFixture;
 
 TEST_F(ForcedToolCallTest, Qwen35ClosesTheReasoningAndOpensTheNamedXmlCall) {
-  std::string qwen35 = ReadText(SharedDir() + "/testdata/templates/Qwen3.5-4B.jinja");
+  std::string qwen35 = SharedTemplate("Qwen3.5-4B");
   if (qwen35.empty()) GTEST_SKIP() << "templates not found under " << SharedDir();
   Start("<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>", {}, qwen35);
   const json tools = json::parse(R"([{"type": "function", "function": {"name": "read_file",

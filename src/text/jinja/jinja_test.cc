@@ -1,11 +1,7 @@
 // Unit tests of the Jinja engine: expressions, filters, loops, macros, whitespace control, error
-// reporting, the chat helpers, and robustness against mutated templates. Expected strings were
-// checked against python3-jinja2 with HF's settings (jinja_oracle_test checks many more).
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <random>
-#include <sstream>
+// reporting, the chat helpers and resource bounds (jinja_fuzz_test mutates real templates).
+// Expected strings were checked against python3-jinja2 with HF's settings (jinja_oracle_test
+// checks many more).
 
 #include <gtest/gtest.h>
 
@@ -194,71 +190,6 @@ TEST(JinjaTest, RenderChatTemplateSetsTheUsualVariables) {
   EXPECT_EQ(*chatml,
             "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nab<|im_end|>\n"
             "<|im_start|>assistant\n");
-}
-
-std::vector<std::string> FuzzSeeds() {
-  std::vector<std::string> seeds = {std::string(kChatMlTemplate)};
-  const char* env = std::getenv("DS_SHARED_DIR");
-  const std::filesystem::path dir = std::string(env != nullptr ? env : "../shared") +
-                                    "/testdata/templates";
-  if (std::filesystem::exists(dir)) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      std::ifstream in(entry.path(), std::ios::binary);
-      std::stringstream buffer;
-      buffer << in.rdbuf();
-      seeds.push_back(buffer.str());
-    }
-  }
-  return seeds;
-}
-
-// Random edits of real templates must parse or fail cleanly, and rendering must terminate with a
-// value or a Status (the sanitizer build turns any memory error into a failure).
-TEST(JinjaTest, MutatedTemplatesFailCleanly) {
-  static const char* kFragments[] = {"{%", "%}", "{{", "}}", "{#", "#}", "(", ")", "[", "]", "'",
-                                     "\"", "-", "|", " is ", " not ", "endfor", "endif", " if ",
-                                     ",", ".", "\\", "loop", "~", "**", "{% endmacro %}", "\xff"};
-  const ordered_json context = {
-      {"messages",
-       {{{"role", "system"}, {"content", "s"}},
-        {{"role", "user"}, {"content", "u"}},
-        {{"role", "assistant"},
-         {"content", "<think>r</think>a"},
-         {"tool_calls", {{{"function", {{"name", "f"}, {"arguments", {{"k", 1}}}}}}}}},
-        {{"role", "tool"}, {"content", "t"}}}},
-      {"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}},
-      {"add_generation_prompt", true}};
-  std::mt19937 rng(1234);
-  int parsed = 0;
-  int rendered = 0;
-  int total = 0;
-  for (const std::string& seed : FuzzSeeds()) {
-    for (int round = 0; round < 120; ++round) {
-      std::string s = seed;
-      const int edits = 1 + static_cast<int>(rng() % 4);
-      for (int e = 0; e < edits && !s.empty(); ++e) {
-        const size_t pos = rng() % s.size();
-        const size_t len = std::min<size_t>(1 + rng() % 12, s.size() - pos);
-        switch (rng() % 3) {
-          case 0: s.erase(pos, len); break;
-          case 1: s.insert(pos, kFragments[rng() % std::size(kFragments)]); break;
-          default: s.insert(pos, s.substr(rng() % s.size(), len)); break;
-        }
-      }
-      ++total;
-      auto tmpl = Template::Parse(s);
-      if (!tmpl.ok()) {
-        EXPECT_FALSE(tmpl.status().message().empty());
-        continue;
-      }
-      ++parsed;
-      auto out = tmpl->Render(context);
-      rendered += out.ok();
-    }
-  }
-  EXPECT_GE(total, 120);
-  EXPECT_GT(parsed, 0);
-  EXPECT_GT(rendered, 0);
 }
 
 }  // namespace
