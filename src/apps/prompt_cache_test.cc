@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "apps/default_vocab.h"
+#include "apps/test_captures.h"
 #include "server/continuity_memo.h"
 #include "server/prompt_builder.h"
 #include "server/prompt_layout.h"
@@ -209,6 +210,57 @@ TEST_F(PromptCacheTest, AModelWithoutATemplateFallsBackToChatMl) {
             "<|im_start|>assistant\n");
   ASSERT_EQ(prompt->messages.size(), 3u);
   EXPECT_EQ(prompt->boundary_positions.front(), prompt->messages[1].begin);
+}
+
+// Claude Code appends a system reminder after a tool result. With Qwen3.5's template, which
+// refuses late system messages and strips the reasoning of turns before the last query, the
+// reminder must leave everything before it as it rendered without it, on its own turn and on
+// the turns after it.
+TEST_F(PromptCacheTest, ALateSystemReminderLeavesEarlierTurnsAsTheyRendered) {
+  const std::string qwen35 = SharedTemplate("Qwen3.5-4B");
+  if (qwen35.empty()) GTEST_SKIP() << "templates not found under " << SharedDir();
+  text::Vocab vocab = MakeDefaultVocab(300);
+  vocab.chat_template = qwen35;
+  auto tokenizer = text::Tokenizer::FromVocab(std::move(vocab));
+  ASSERT_TRUE(tokenizer.ok());
+  auto builder = server::PromptBuilder::Create(tokenizer->get(), 1 << 20);
+  ASSERT_TRUE(builder.ok()) << builder.status().ToString();
+  const api::Json base = api::Json::parse(R"([
+      {"role": "system", "content": "You are an agent."},
+      {"role": "user", "content": "Fix the bug."},
+      {"role": "assistant", "content": "<think>Look first.</think>Reading.",
+       "tool_calls": [{"id": "c1", "type": "function",
+                       "function": {"name": "read", "arguments": {"path": "a.c"}}}]},
+      {"role": "tool", "tool_call_id": "c1", "content": "int main() {}"}])");
+  auto render = [&](const api::Json& messages) {
+    api::ChatRequest request;
+    request.messages = messages;
+    auto prompt = (*builder)->Build(request);
+    EXPECT_TRUE(prompt.ok()) << prompt.status().ToString();
+    return prompt.ok() ? prompt->text : std::string();
+  };
+  const std::string generation = "<|im_start|>assistant\n<think>\n";
+  const std::string before = render(base);
+  ASSERT_TRUE(before.ends_with(generation)) << before;
+  const std::string history = before.substr(0, before.size() - generation.size());
+  ASSERT_NE(history.find("Look first."), std::string::npos) << "the reasoning is rendered";
+
+  api::Json reminded = base;
+  reminded.push_back({{"role", "system"},
+                      {"content", {{{"type", "text"}, {"text", " Remember the tests. "}}}}});
+  const std::string with_reminder = render(reminded);
+  EXPECT_EQ(with_reminder,
+            history + "<|im_start|>system\nRemember the tests.<|im_end|>\n" + generation);
+
+  api::Json next = reminded;
+  next.push_back({{"role", "assistant"}, {"content", "<think>Run them.</think>"},
+                  {"tool_calls", {{{"id", "c2"}, {"type", "function"},
+                                   {"function", {{"name", "test"}, {"arguments", api::Json::object()}}}}}}});
+  next.push_back({{"role", "tool"}, {"tool_call_id", "c2"}, {"content", "ok"}});
+  const std::string after = render(next);
+  EXPECT_TRUE(after.starts_with(with_reminder.substr(0, with_reminder.size() -
+                                                          generation.size())))
+      << after;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "server/prompt_builder.h"
 
+#include "server/late_system_messages.h"
+
 namespace ds::server {
 namespace {
 
@@ -8,19 +10,13 @@ bool EndsWith(const std::string& text, std::string_view suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Templates such as Qwen3.5's refuse a system message after the first turn, which Claude Code
-// sends. Rewriting those in place as user messages keeps the rest of the prompt, and so its
-// cached prefix, unchanged. Returns false when there is nothing to rewrite.
-bool DemoteLateSystemMessages(api::Json* messages) {
-  bool changed = false;
+// Late system messages as user messages, for templates that refuse them and are not ChatML-like
+// (late_system_messages.h covers the others).
+void DemoteLateSystemMessages(api::Json* messages) {
   for (size_t i = 1; i < messages->size(); ++i) {
     api::Json& message = (*messages)[i];
-    if (message.value("role", "") == "system") {
-      message["role"] = "user";
-      changed = true;
-    }
+    if (message.value("role", "") == "system") message["role"] = "user";
   }
-  return changed;
 }
 
 // The start of the reply that tool_choice forces: the opening of a call (of the named function),
@@ -107,8 +103,18 @@ StatusOr<BuiltPrompt> PromptBuilder::BuildChat(const api::ChatRequest& request) 
   context["bos_token"] = TokenText(*tokenizer_, tokenizer_->vocab().bos_id);
   context["eos_token"] = TokenText(*tokenizer_, tokenizer_->vocab().eos_id);
   StatusOr<std::string> rendered = chat_template_.Render(context);
-  if (!rendered.ok() && DemoteLateSystemMessages(&context["messages"])) {
-    rendered = chat_template_.Render(context);
+  if (!rendered.ok()) {
+    const api::Json original = context["messages"];
+    const std::vector<LateSystemMessage> late = StandInLateSystemMessages(&context["messages"]);
+    if (!late.empty()) {
+      rendered = chat_template_.Render(context);
+      // A template that is not ChatML-like: the late messages as user messages, as a last resort.
+      if (rendered.ok() && !RestoreLateSystemMessages(late, &*rendered)) {
+        context["messages"] = original;
+        DemoteLateSystemMessages(&context["messages"]);
+        rendered = chat_template_.Render(context);
+      }
+    }
   }
   if (!rendered.ok()) {
     return InvalidArgumentError("the chat template failed on this request: " +
