@@ -20,7 +20,7 @@ struct CacheSettings {
   double disk_cap_gb = 32;
   bool verify_checksums = true;
   int64_t block_tokens = 256;
-  int64_t snapshot_interval = 4096;
+  int64_t snapshot_interval = 512;
   cache::EvictionPolicy eviction = cache::EvictionPolicy::kValue;
   bool restore_guard = true;
   int64_t restore_reserve_mib = 1024;

@@ -196,7 +196,8 @@ CommandFn RegisterServe(CLI::App* app) {
                  ->capture_default_str(),
              "DELTASERVE_CACHE_BLOCK");
   cache_flag(app->add_option("--snapshot-interval", flags->cache.snapshot_interval,
-                             "hybrid models: also snapshot every this many prompt tokens (0: never)")
+                             "hybrid models: snapshot every this many prompt tokens, then an "
+                             "eighth of the position apart (0: never)")
                  ->capture_default_str(),
              "DELTASERVE_SNAPSHOT_INTERVAL");
   env(app->add_option("--volatile-system-prefix", flags->chat.volatile_system_prefixes,

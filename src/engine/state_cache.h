@@ -33,9 +33,10 @@ namespace ds::engine {
 struct StateCacheOptions {
   int64_t budget_bytes = 0;  // 0 turns the cache off
   int64_t block_tokens = 256;
-  // Hybrid models: also snapshot at every multiple of this many tokens inside a prefill, so a
-  // prompt that diverges inside a long new segment still resumes near it. 0: never.
-  int64_t snapshot_interval_tokens = 4096;
+  // Hybrid models: also snapshot inside a prefill at the points of IntervalPoints (every this
+  // many tokens at first, then an eighth of the position apart), so a prompt that diverges at
+  // token d resumes within max(this, d / 8) tokens of it. 0: never.
+  int64_t snapshot_interval_tokens = 512;
   // Folded into every disk key (the disk directory is also per fingerprint).
   uint64_t model_fingerprint = 0;
   // The disk tier, with the model's directory; nullopt: none. Needs the memory tier.

@@ -4,16 +4,24 @@
 
 namespace ds::engine {
 
+std::vector<int64_t> IntervalPoints(int64_t spacing, int64_t end) {
+  std::vector<int64_t> points;
+  for (int64_t position = spacing; spacing > 0 && position < end;
+       position += std::max(spacing, position / 8 / spacing * spacing)) {
+    points.push_back(position);
+  }
+  return points;
+}
+
 std::vector<StorePoint> PlanStorePoints(std::span<const int64_t> boundaries, int64_t n_prompt,
-                                        int64_t resumed, int64_t interval_tokens,
+                                        int64_t resumed, int64_t spacing,
                                         bool has_recurrent_state) {
   std::vector<StorePoint> points;
   if (has_recurrent_state) {
     for (int64_t position : boundaries) {
       points.push_back({position, cache::SnapshotKind::kMessageBoundary});
     }
-    for (int64_t position = interval_tokens; interval_tokens > 0 && position < n_prompt;
-         position += interval_tokens) {
+    for (int64_t position : IntervalPoints(spacing, n_prompt)) {
       points.push_back({position, cache::SnapshotKind::kInterval});
     }
     // A request must compute at least one token to get logits, so an exact repeat of this
