@@ -51,7 +51,8 @@ Json OpenAIUsage(const FinishInfo& finish) {
   return Json{{"prompt_tokens", finish.prompt_tokens},
               {"completion_tokens", finish.completion_tokens},
               {"total_tokens", finish.prompt_tokens + finish.completion_tokens},
-              {"prompt_tokens_details", {{"cached_tokens", finish.cached_tokens}}}};
+              {"prompt_tokens_details", {{"cached_tokens", finish.cached_tokens}}},
+              {"completion_tokens_details", {{"reasoning_tokens", finish.reasoning_tokens}}}};
 }
 
 bool StoppedForTools(const FinishInfo& finish, bool has_tool_calls) {

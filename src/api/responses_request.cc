@@ -114,10 +114,9 @@ class InputItemReader {
 };
 
 Status ParseInput(const Json& body, ChatRequest* req) {
-  std::string instructions;
-  DS_RETURN_IF_ERROR(ReadString(body, "instructions", "", &instructions));
-  if (!instructions.empty()) {
-    req->messages.push_back(Json{{"role", "system"}, {"content", instructions}});
+  DS_RETURN_IF_ERROR(ReadString(body, "instructions", "", &req->instructions));
+  if (!req->instructions.empty()) {
+    req->messages.push_back(Json{{"role", "system"}, {"content", req->instructions}});
   }
   const Json* input = FindField(body, "input");
   if (input == nullptr) return InvalidArgumentError("input is required");

@@ -51,7 +51,7 @@ Json ResponseObject(const ChatRequest& req, const std::string& id, int64_t creat
               {"status", "in_progress"},
               {"error", nullptr},
               {"incomplete_details", nullptr},
-              {"instructions", nullptr},
+              {"instructions", req.instructions.empty() ? Json() : Json(req.instructions)},
               {"max_output_tokens", req.max_tokens > 0 ? Json(req.max_tokens) : Json()},
               {"model", req.model},
               {"output", Json::array()},
@@ -83,7 +83,8 @@ void FinishResponse(const FinishInfo& finish, Json output, Json* response) {
   (*response)["usage"] = Json{{"input_tokens", finish.prompt_tokens},
                               {"input_tokens_details", {{"cached_tokens", finish.cached_tokens}}},
                               {"output_tokens", finish.completion_tokens},
-                              {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                              {"output_tokens_details",
+                               {{"reasoning_tokens", finish.reasoning_tokens}}},
                               {"total_tokens", finish.prompt_tokens + finish.completion_tokens}};
   (*response)["timings"] = TimingsJson(finish.timings);
 }

@@ -57,6 +57,8 @@ struct ChatRequest {
   bool continue_final_message = false;
   // Extra template variables, e.g. {"enable_thinking": false}.
   Json template_kwargs = Json::object();
+  // Responses API: the instructions as given (also the leading system message), to echo back.
+  std::string instructions;
 
   engine::SamplingParams sampling;
   int64_t max_tokens = -1;  // -1: until the context is full
@@ -98,6 +100,7 @@ struct FinishInfo {
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;  // of prompt_tokens, restored from the cache
   int64_t completion_tokens = 0;
+  int64_t reasoning_tokens = 0;  // of completion_tokens, inside the reasoning block
   engine::RequestTimings timings;
   std::string stop_sequence;  // the stop string that ended generation, if one did
 };

@@ -35,7 +35,9 @@ StatusOr<ModelConfig> Preset(const std::string& name) {
     c.n_head = 4;
     c.n_head_kv = 2;
     c.head_dim = 64;
-    c.n_ctx = 32768;
+    // Agent clients send prompts of 20-60k tokens and grow them from there; the real
+    // hybrids' native context is 262,144.
+    c.n_ctx = 262144;
     c.ssm_state_size = 32;
     c.ssm_group_count = 2;
     c.ssm_time_step_rank = 4;

@@ -193,6 +193,24 @@ TEST_F(PromptCacheTest, MissDiagnosticsShowWhereAndWhy) {
   EXPECT_EQ(server::RequestLogLine("r1", timings).substr(0, 22), "uid=r1 MISS(no_snapsho");
 }
 
+// --chat-template replaces the model's template; one that does not parse is a clear error.
+TEST_F(PromptCacheTest, AGivenTemplateReplacesTheModels) {
+  auto tokenizer = text::Tokenizer::FromVocab(MakeDefaultVocab(300));
+  ASSERT_TRUE(tokenizer.ok());
+  auto builder = server::PromptBuilder::Create(
+      tokenizer->get(), 1 << 20, "{% for m in messages %}[{{ m.content }}]{% endfor %}");
+  ASSERT_TRUE(builder.ok()) << builder.status().ToString();
+  api::ChatRequest request;
+  request.messages = api::Json::parse(R"([{"role": "user", "content": "Hi"}])");
+  auto prompt = (*builder)->Build(request);
+  ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
+  EXPECT_EQ(prompt->text, "[Hi]");
+  auto broken = server::PromptBuilder::Create(tokenizer->get(), 1 << 20, "{% for %}");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("the given chat template does not parse"),
+            std::string::npos);
+}
+
 TEST_F(PromptCacheTest, AModelWithoutATemplateFallsBackToChatMl) {
   text::Vocab vocab = MakeDefaultVocab(300);
   vocab.chat_template.clear();

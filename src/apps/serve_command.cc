@@ -8,12 +8,15 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "apps/commands.h"
 #include "apps/cache_settings.h"
+#include "apps/commands.h"
+#include "apps/context_size.h"
 #include "apps/kv_quant.h"
 #include "apps/loaded_model.h"
 #include "apps/model_fingerprint.h"
+#include "base/file_text.h"
 #include "base/log.h"
+#include "base/system_memory.h"
 #include "engine/scheduler.h"
 #include "kernels/kernels.h"
 #include "server/chat_service.h"
@@ -33,6 +36,7 @@ struct ServeFlags {
   int v_quant_bits = kValueBitsAsKeys;
   CacheSettings cache;          // defaults, or what a flag set
   std::vector<CLI::Option*> cache_flags;  // applied over the config file when given
+  std::string chat_template_path;
 };
 
 // Defaults, then the --cache-config file, then the cache flags given explicitly.
@@ -80,11 +84,6 @@ Status Serve(ServeFlags flags) {
   const gguf::Residency residency =
       flags.mmap ? gguf::Residency::kMapped : gguf::Residency::kHugePages;
   DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path, residency));
-  if (flags.engine.context_tokens <= 0) {
-    flags.engine.context_tokens = loaded.model->hparams().n_ctx_train > 0
-                                      ? loaded.model->hparams().n_ctx_train
-                                      : 8192;
-  }
   DS_ASSIGN_OR_RETURN(const KvDtypes kv_dtypes,
                       KvDtypesFor(flags.kv_quant_bits, flags.v_quant_bits,
                                   loaded.model->hparams()));
@@ -92,6 +91,25 @@ Status Serve(ServeFlags flags) {
   flags.engine.v_dtype = kv_dtypes.value;
   DS_ASSIGN_OR_RETURN(CacheSettings cache, ResolveCacheSettings(flags));
   flags.engine.cache = EngineCacheOptions(cache, ModelFingerprint(*loaded.file));
+  state::StateLayout layout = loaded.model->StateLayoutFor(0);
+  layout.k_dtype = kv_dtypes.key;
+  layout.v_dtype = kv_dtypes.value;
+  const SequenceMemory memory = MemoryOf(layout);
+  const int64_t trained = loaded.model->hparams().n_ctx_train;
+  const bool choose_context = flags.engine.context_tokens <= 0;
+  if (choose_context) {
+    // What the machine has left once the prefix cache has its budget, with a quarter spare.
+    const int64_t available = AvailableMemoryBytes();
+    const int64_t usable =
+        available < 0
+            ? -1
+            : std::max<int64_t>(available / 4 * 3 - flags.engine.cache.budget_bytes, 0);
+    flags.engine.context_tokens =
+        DefaultContextTokens(trained, memory, flags.engine.max_parallel, usable);
+  }
+  if (!flags.chat_template_path.empty()) {
+    DS_ASSIGN_OR_RETURN(flags.chat.chat_template, ReadFileText(flags.chat_template_path));
+  }
   if (cache.disk_enabled && cache.disk_cap_gb > 0 && flags.engine.cache.budget_bytes == 0) {
     DS_LOG_INFO("disk cache tier off: it needs the memory tier, which is off");
   }
@@ -117,6 +135,14 @@ Status Serve(ServeFlags flags) {
                   ? engine.cache()->disk()->options().dir
                   : std::string("off"),
               kernels::ActiveIsa(), WeightsResidencyText(*loaded.file));
+  for (const std::string& note : ContextNotes(flags.engine.context_tokens, trained,
+                                             flags.engine.max_parallel, memory, choose_context)) {
+    if (note.rfind("context ", 0) == 0) {
+      DS_LOG_INFO("deltaserve: {}", note);
+    } else {
+      DS_LOG_WARN("deltaserve: {}", note);
+    }
+  }
   std::fprintf(stderr, "deltaserve: listening on http://%s:%d\n", flags.server.host.c_str(),
                http.port());
   int signal_number = 0;
@@ -200,6 +226,13 @@ CommandFn RegisterServe(CLI::App* app) {
                              "eighth of the position apart (0: never)")
                  ->capture_default_str(),
              "DELTASERVE_SNAPSHOT_INTERVAL");
+  env(app->add_option("--chat-template", flags->chat_template_path,
+                      "Jinja chat template file to use instead of the model's"),
+      "DELTASERVE_CHAT_TEMPLATE");
+  env(app->add_option("--max-tokens", flags->chat.max_output_tokens,
+                      "cap on each reply's tokens (0: none; a request's smaller limit wins)")
+          ->capture_default_str(),
+      "DELTASERVE_MAX_TOKENS");
   env(app->add_option("--volatile-system-prefix", flags->chat.volatile_system_prefixes,
                       "drop Anthropic system blocks starting with this (repeatable; an empty "
                       "value clears the list)")

@@ -23,7 +23,7 @@ class ServerFixture : public ::testing::Test {
   // Serves a scripted model that answers `script_text` then end-of-turn. `chat_template`
   // replaces the built-in tokenizer's ChatML when given.
   void Start(const std::string& script_text, server::ServerOptions options = {},
-             const std::string& chat_template = "") {
+             const std::string& chat_template = "", server::ChatServiceOptions chat = {}) {
     text::Vocab vocab = MakeDefaultVocab(300);
     if (!chat_template.empty()) vocab.chat_template = chat_template;
     auto tokenizer = text::Tokenizer::FromVocab(std::move(vocab));
@@ -38,7 +38,7 @@ class ServerFixture : public ::testing::Test {
         model_.get(), engine::EngineOptions{.max_parallel = 2, .context_tokens = 1 << 18,
                                             .prefill_chunk_tokens = 1 << 18, .threads = 1,
                                             .cache = {}});
-    auto service = server::ChatService::Create(engine_.get(), tokenizer_.get());
+    auto service = server::ChatService::Create(engine_.get(), tokenizer_.get(), std::move(chat));
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     service_ = std::move(service).value();
     options.port = 0;

@@ -208,6 +208,44 @@ TEST_F(ServerTest, IgnoreEosRunsTheReplyToMaxTokens) {
   EXPECT_EQ(full["usage"]["completion_tokens"], 12);
 }
 
+// --max-tokens caps every reply; a request's own smaller limit wins.
+TEST_F(ServerTest, TheServerCapOnOutputTokensHolds) {
+  server::ChatServiceOptions chat;
+  chat.max_output_tokens = 3;
+  Start("one two three four five six seven", {}, "", chat);
+  json body = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"ignore_eos", true}};
+  EXPECT_EQ(Post("/v1/chat/completions", body)["usage"]["completion_tokens"], 3);
+  body["max_tokens"] = 50;
+  EXPECT_EQ(Post("/v1/chat/completions", body)["usage"]["completion_tokens"], 3);
+  body["max_tokens"] = 2;
+  EXPECT_EQ(Post("/v1/chat/completions", body)["usage"]["completion_tokens"], 2);
+}
+
+// The reasoning block's tokens are counted, also when the whole reply is reasoning; the
+// Responses API echoes its instructions.
+TEST_F(ServerTest, UsageCountsReasoningTokensAndResponsesEchoInstructions) {
+  Start("<think>weighing the options here</think>done");
+  json chat = Post("/v1/chat/completions",
+                   {{"messages", {{{"role", "user"}, {"content", "hi"}}}}});
+  const int64_t reasoning = chat["usage"]["completion_tokens_details"]["reasoning_tokens"];
+  EXPECT_GT(reasoning, 2);
+  EXPECT_LT(reasoning, chat["usage"]["completion_tokens"].get<int64_t>() - 1);
+  json response = Post("/v1/responses", {{"input", "hi"}, {"instructions", "Be brief."}});
+  EXPECT_EQ(response["instructions"], "Be brief.");
+  EXPECT_EQ(response["usage"]["output_tokens_details"]["reasoning_tokens"], reasoning);
+  json plain = Post("/v1/responses", {{"input", "hi"}});
+  EXPECT_TRUE(plain["instructions"].is_null());
+}
+
+TEST_F(ServerTest, AReplyThatIsAllReasoningCountsItAll) {
+  Start("<think>still thinking and never done");
+  json chat = Post("/v1/chat/completions",
+                   {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 6}});
+  EXPECT_EQ(chat["usage"]["completion_tokens"], 6);
+  // All but the opening tag, which comes before the block's first text.
+  EXPECT_EQ(chat["usage"]["completion_tokens_details"]["reasoning_tokens"], 5);
+}
+
 TEST_F(ServerTest, BadRequestsGetTheirApiErrorShape) {
   Start("ok");
   auto bad_json = client_->Post("/v1/chat/completions", "{nope", "application/json");

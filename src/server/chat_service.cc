@@ -55,7 +55,8 @@ StatusOr<std::unique_ptr<ChatService>> ChatService::Create(engine::Engine* engin
                                                            const text::Tokenizer* tokenizer,
                                                            ChatServiceOptions options) {
   DS_ASSIGN_OR_RETURN(std::unique_ptr<PromptBuilder> prompts,
-                      PromptBuilder::Create(tokenizer, engine->options().context_tokens));
+                      PromptBuilder::Create(tokenizer, engine->options().context_tokens,
+                                            options.chat_template));
   std::erase(options.volatile_system_prefixes, std::string());
   return std::unique_ptr<ChatService>(
       new ChatService(engine, tokenizer, std::move(prompts), std::move(options)));
@@ -120,7 +121,12 @@ StatusOr<int64_t> ChatService::CountTokens(const api::ChatRequest& request) cons
 
 StatusOr<std::unique_ptr<StartedRequest>> ChatService::Start(api::ChatRequest request) {
   auto started = std::make_unique<StartedRequest>();
+  const int64_t cap = options_.max_output_tokens;
+  if (cap > 0 && (request.max_tokens < 0 || request.max_tokens > cap)) request.max_tokens = cap;
   DS_ASSIGN_OR_RETURN(started->prompt, prompts_->Build(request));
+  const int64_t context = engine_->options().context_tokens;
+  const auto n_prompt = static_cast<int64_t>(started->prompt.ids.size());
+  if (n_prompt >= context) return PromptTooLongError(n_prompt, /*at_least=*/false, context);
   if (request.api == api::ApiKind::kCompletions && request.prompt_is_ids && request.echo) {
     request.prompt_text = tokenizer_->Decode(request.prompt_ids);
   }

@@ -39,6 +39,10 @@ struct ChatServiceOptions {
   // Anthropic system blocks starting with one of these are dropped (api/anthropic_request.h).
   std::vector<std::string> volatile_system_prefixes = api::AnthropicParseOptions{}
                                                           .volatile_system_prefixes;
+  // Caps every request's output tokens (0: no cap); a request's own smaller limit wins.
+  int64_t max_output_tokens = 0;
+  // Jinja source that replaces the model's chat template when not empty.
+  std::string chat_template;
 };
 
 class ChatService {

@@ -18,7 +18,10 @@ bool EndsACall(const std::vector<text::OutputEvent>& events) {
 GenerationRunner::GenerationRunner(const text::Tokenizer* tokenizer,
                                    const api::ChatRequest& request, const BuiltPrompt& prompt,
                                    std::shared_ptr<engine::RequestHandle> handle)
-    : tokenizer_(tokenizer), request_(request), prompt_(prompt), handle_(std::move(handle)) {
+    : tokenizer_(tokenizer), request_(request), prompt_(prompt), handle_(std::move(handle)),
+      seen_reasoning_(request.api != api::ApiKind::kCompletions &&
+                      prompt.parser_options.starts_in_reasoning),
+      left_reasoning_(!prompt.forced_output.empty()) {
   if (request_.api != api::ApiKind::kCompletions) {
     parser_ = std::make_unique<text::OutputParser>(prompt_.parser_options);
     forced_events_ = parser_->Push(prompt_.forced_output);
@@ -66,6 +69,16 @@ api::FinishInfo GenerationRunner::MakeFinishInfo(const engine::DoneEvent& done) 
   return finish;
 }
 
+void GenerationRunner::CountReasoning(const std::vector<text::OutputEvent>& events) {
+  for (const text::OutputEvent& event : events) {
+    const bool reasoning = event.kind == text::OutputEvent::Kind::kReasoningDelta;
+    seen_reasoning_ = seen_reasoning_ || reasoning;
+    left_reasoning_ = left_reasoning_ || !reasoning;
+  }
+  // Every token from the block's start to its closing tag, held-back ones included.
+  if (seen_reasoning_ && !left_reasoning_) ++reasoning_tokens_;
+}
+
 GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
   text::IncrementalDetokenizer detokenizer(tokenizer_);
   text::StopStringMatcher stops(request_.stop);
@@ -86,6 +99,7 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
       handle_->StopGenerating();
     }
     std::vector<text::OutputEvent> events = Parse(released.text, stopped_early_);
+    CountReasoning(events);
     if (!request_.parallel_tool_calls && !stopped_early_ && EndsACall(events)) {
       // One call was asked for: it is complete, so the reply ends here.
       stopped_early_ = true;
@@ -108,6 +122,7 @@ GenerationOutput GenerationRunner::Run(const ProgressFn& on_progress) {
   std::string stop_sequence = output_.finish.stop_sequence;
   output_.finish = MakeFinishInfo(done);
   output_.finish.stop_sequence = stop_sequence;
+  output_.finish.reasoning_tokens = reasoning_tokens_;
   output_.status = done.status;
   if (!stopped_early_ && !client_gone) {
     std::string rest = stops.Push(detokenizer.Flush()).text + stops.Flush();

@@ -45,6 +45,8 @@ class GenerationRunner {
   // Feeds released text to the parser; returns the events it completed.
   std::vector<text::OutputEvent> Parse(const std::string& text, bool at_end);
   api::FinishInfo MakeFinishInfo(const engine::DoneEvent& done) const;
+  // Counts the token whose text completed `events` when it belongs to the reasoning block.
+  void CountReasoning(const std::vector<text::OutputEvent>& events);
 
   const text::Tokenizer* tokenizer_;
   const api::ChatRequest& request_;
@@ -54,6 +56,9 @@ class GenerationRunner {
   std::vector<text::OutputEvent> forced_events_;  // from prompt.forced_output, sent first
   GenerationOutput output_;
   bool stopped_early_ = false;  // a stop string matched, or the one call asked for is complete
+  bool seen_reasoning_;  // the reply is or was in its reasoning block
+  bool left_reasoning_;  // content or a tool call came after it
+  int64_t reasoning_tokens_ = 0;
 };
 
 }  // namespace ds::server

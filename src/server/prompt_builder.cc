@@ -55,25 +55,35 @@ PromptBuilder::PromptBuilder(const text::Tokenizer* tokenizer,
       memo_(std::make_unique<ContinuityMemo>(tokenizer)) {}
 
 StatusOr<std::unique_ptr<PromptBuilder>> PromptBuilder::Create(const text::Tokenizer* tokenizer,
-                                                               int64_t max_prompt_tokens) {
-  std::string source = tokenizer->vocab().chat_template;
+                                                               int64_t max_prompt_tokens,
+                                                               const std::string& chat_template) {
+  std::string source = chat_template.empty() ? tokenizer->vocab().chat_template : chat_template;
   if (source.empty()) source = text::jinja::kChatMlTemplate;
   StatusOr<text::jinja::Template> parsed = text::jinja::Template::Parse(source);
   if (!parsed.ok()) {
-    return InvalidArgumentError("the model's chat template does not parse: " +
-                                parsed.status().message());
+    return InvalidArgumentError(std::string(chat_template.empty() ? "the model's" : "the given") +
+                                " chat template does not parse: " + parsed.status().message() +
+                                (chat_template.empty() ? " (--chat-template FILE replaces it)"
+                                                       : ""));
   }
   bool xml = source.find("<function=") != std::string::npos;
   return std::unique_ptr<PromptBuilder>(
       new PromptBuilder(tokenizer, std::move(parsed).value(), xml, max_prompt_tokens));
 }
 
+Status PromptTooLongError(int64_t tokens, bool at_least, int64_t context) {
+  // Room for a reply too, in whole thousands.
+  const int64_t needed = (tokens + 4096 + 1023) / 1024 * 1024;
+  return OutOfRangeError("the prompt has " + std::string(at_least ? "at least " : "") +
+                         std::to_string(tokens) + " tokens, but the context size is " +
+                         std::to_string(context) + ": start the server with --ctx-size " +
+                         std::to_string(needed) + " or more");
+}
+
 Status PromptBuilder::CheckLength(std::string_view text) const {
   const int64_t at_least = tokenizer_->MinTokens(text);
   if (at_least < max_prompt_tokens_) return OkStatus();
-  return OutOfRangeError("the prompt has at least " + std::to_string(at_least) + " tokens (" +
-                         std::to_string(text.size()) + " bytes), but the context size is " +
-                         std::to_string(max_prompt_tokens_));
+  return PromptTooLongError(at_least, /*at_least=*/true, max_prompt_tokens_);
 }
 
 bool DeclaresTool(const api::Json& tools, const std::string& name) {

@@ -32,12 +32,18 @@ struct BuiltPrompt {
   std::string forced_output;
 };
 
+// OutOfRange for a prompt of `tokens` (or at least that many) that a context of `context` tokens
+// cannot hold, naming the --ctx-size that would: every API's error carries only the message.
+Status PromptTooLongError(int64_t tokens, bool at_least, int64_t context);
+
 class PromptBuilder {
  public:
   // REQUIRES: tokenizer outlives the builder. Prompts whose text is certain to exceed
-  // `max_prompt_tokens` are refused before they are tokenised.
+  // `max_prompt_tokens` are refused before they are tokenised. `chat_template` replaces the
+  // model's when not empty.
   static StatusOr<std::unique_ptr<PromptBuilder>> Create(const text::Tokenizer* tokenizer,
-                                                        int64_t max_prompt_tokens);
+                                                        int64_t max_prompt_tokens,
+                                                        const std::string& chat_template = "");
 
   StatusOr<BuiltPrompt> Build(const api::ChatRequest& request) const;
   // Remembers what a chat prompt and its reply tokenised to, for the next turn's prompt.
