@@ -121,6 +121,8 @@ int Stat(const CacheFlags& flags) {
     std::printf("  damaged        %zu header(s); run verify to check payloads\n",
                 inv.damaged.size());
     std::printf("  other format   %zu (kept, never read)\n", inv.other_format.size());
+    std::printf("  foreign        %zu *.rec entries that are no records or cannot be read\n",
+                inv.foreign.size());
     std::printf("  quarantined    %lld file(s), %s\n",
                 static_cast<long long>(inv.quarantined_files), Size(inv.quarantined_bytes).c_str());
     std::printf("  temporary      %lld file(s) of interrupted writes\n",

@@ -54,6 +54,10 @@ class Fd {
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
   int release() { return std::exchange(fd_, -1); }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
 
  private:
   int fd_;
@@ -63,6 +67,35 @@ Status SyncDirectory(const std::string& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoError("open " + dir, errno);
   if (::fsync(fd.get()) != 0) return ErrnoError("fsync " + dir, errno);
+  return OkStatus();
+}
+
+const char* FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+// Opens a record for reading, and `st` with it. Neither a symlink nor anything but a regular file
+// is a record: a link named *.rec would redirect the read elsewhere, and a FIFO would hang it
+// (O_NONBLOCK lets the open return so that fstat can tell). NotFound when the file is gone;
+// Unavailable, with a message naming what was found, for anything else.
+Status OpenRecord(const std::string& path, Fd* fd, struct stat* st) {
+  fd->reset(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd->get() < 0) {
+    const int err = errno;
+    if (err == ENOENT) return NotFoundError(path + " is gone");
+    if (err == ELOOP) return UnavailableError("a symbolic link, not a record");
+    return UnavailableError(std::string("cannot open: ") + std::strerror(err));
+  }
+  if (::fstat(fd->get(), st) != 0) {
+    return UnavailableError(std::string("cannot stat: ") + std::strerror(errno));
+  }
+  if (!S_ISREG(st->st_mode)) {
+    return UnavailableError(std::string(FileKind(st->st_mode)) + ", not a record");
+  }
   return OkStatus();
 }
 
@@ -135,11 +168,10 @@ Status WriteRecordAtomically(const std::string& dir, const std::string& name,
 
 Status ReadRecord(const std::string& path, bool verify_payload, DiskRecordMeta* meta,
                   std::vector<uint8_t>* payload) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoError("cannot open " + path, errno);
-  DS_ASSIGN_OR_RETURN(int64_t header_bytes, ReadHeader(fd.get(), meta));
+  Fd fd(-1);
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return ErrnoError("cannot stat " + path, errno);
+  DS_RETURN_IF_ERROR(OpenRecord(path, &fd, &st));
+  DS_ASSIGN_OR_RETURN(int64_t header_bytes, ReadHeader(fd.get(), meta));
   if (st.st_size != header_bytes + meta->payload_bytes) {
     return DataLossError("record size " + std::to_string(st.st_size) + " does not match its " +
                          "header (" + std::to_string(header_bytes + meta->payload_bytes) + ")");
@@ -172,9 +204,15 @@ std::vector<ScannedRecord> ScanRecords(const std::string& dir) {
     ScannedRecord record;
     record.name = name;
     const std::string path = dir + "/" + name;
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    Fd fd(-1);
     struct stat st;
-    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) continue;  // gone since readdir
+    Status opened = OpenRecord(path, &fd, &st);
+    if (opened.code() == StatusCode::kNotFound) continue;  // gone since readdir
+    if (!opened.ok()) {
+      record.status = std::move(opened);
+      out.push_back(std::move(record));
+      continue;
+    }
     record.file_bytes = st.st_size;
     StatusOr<int64_t> header_bytes = ReadHeader(fd.get(), &record.meta);
     if (!header_bytes.ok()) {

@@ -27,7 +27,8 @@ Status WriteRecordAtomically(const std::string& dir, const std::string& name,
                              std::span<const uint8_t> header, std::span<const uint8_t> payload);
 
 // Reads a whole record: its meta and payload. Checks the header checksum, the file size and, when
-// `verify_payload`, the payload checksum.
+// `verify_payload`, the payload checksum. Only a regular file is a record: a symlink is never
+// followed and a FIFO never waited on (Unavailable, as for a file that cannot be opened).
 Status ReadRecord(const std::string& path, bool verify_payload, DiskRecordMeta* meta,
                   std::vector<uint8_t>* payload);
 
@@ -37,11 +38,14 @@ void Quarantine(const std::string& dir, const std::string& name);
 struct ScannedRecord {
   std::string name;
   int64_t file_bytes = 0;
-  Status status;  // OK; Unimplemented for another format version; DataLoss when damaged
+  // OK; Unimplemented for another format version; DataLoss when damaged; Unavailable when it is
+  // no record at all (a symlink, FIFO or other non-regular file) or cannot be opened.
+  Status status;
   DiskRecordMeta meta;  // header fields and ids when status is OK
 };
 
-// Every *.rec file of `dir`, from headers only (payloads are not read).
+// Every *.rec entry of `dir`, from headers only (payloads are not read). Returns promptly whatever
+// the entries are (see ReadRecord).
 std::vector<ScannedRecord> ScanRecords(const std::string& dir);
 
 // Deletes files left in dir/tmp by interrupted writes of processes no longer running; returns

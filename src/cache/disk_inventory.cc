@@ -24,6 +24,8 @@ DiskInventory TakeInventory(const std::string& model_dir) {
   for (ScannedRecord& r : ScanRecords(model_dir)) {
     if (r.status.code() == StatusCode::kUnimplemented) {
       inv.other_format.push_back(r.name);
+    } else if (r.status.code() == StatusCode::kUnavailable) {
+      inv.foreign.push_back(std::move(r));
     } else if (!r.status.ok()) {
       inv.damaged.push_back(r.name);
     } else {

@@ -1,6 +1,7 @@
 // What a disk-tier directory holds, read from record headers alone, for `deltaserve cache`:
 // the conversations (each snapshot no other snapshot extends, with the records on its path),
-// records no lookup can reach (orphans), damaged records and records of other formats.
+// records no lookup can reach (orphans), damaged records, records of other formats and entries
+// named like records that are none (symlinks, FIFOs) or cannot be read.
 // Thread safety: a pure function over the file system.
 #pragma once
 
@@ -24,6 +25,7 @@ struct DiskInventory {
   std::vector<ScannedRecord> records;     // readable records of this format
   std::vector<std::string> damaged;       // names of records whose header is damaged
   std::vector<std::string> other_format;  // names of records of another format version
+  std::vector<ScannedRecord> foreign;     // *.rec entries that are no records or cannot be read
   std::vector<std::string> orphans;       // names of records whose parent block is missing
   std::vector<DiskConversation> conversations;  // newest first
   int64_t record_bytes = 0;

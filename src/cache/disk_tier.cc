@@ -76,6 +76,12 @@ void DiskTier::LoadIndex() {
       ++stats_.ignored;
       continue;
     }
+    if (record.status.code() == StatusCode::kUnavailable) {
+      // Not ours to move: a transient failure to open would otherwise lose a good record.
+      DS_LOG_WARN("disk cache: ignored {}: {}", record.name, record.status.message());
+      ++stats_.ignored;
+      continue;
+    }
     if (record.status.ok() && record.meta.layout != options_.layout) {
       ++stats_.ignored;
       continue;

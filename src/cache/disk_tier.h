@@ -3,8 +3,9 @@
 // format of disk_record.h, written atomically in the background and read on demand.
 //
 // - Open rebuilds the index from the record headers; records of another format version or
-//   another payload layout are ignored (never restored, never deleted); damaged ones are moved
-//   to quarantine; files of interrupted writes are removed.
+//   another payload layout, and *.rec entries that are no regular files or cannot be opened, are
+//   ignored (never restored, never deleted); damaged ones are moved to quarantine; files of
+//   interrupted writes are removed.
 // - Lookup finds the deepest resume point on disk the way the memory tier does (chained block
 //   keys from the start, token ids compared, the deepest snapshot inside the common prefix; for
 //   dense models any cached KV prefix), within a restore byte limit, and pins its records.
@@ -68,7 +69,7 @@ struct DiskStats {
   int64_t bytes_read = 0;
   double read_s = 0;
   int64_t quarantined = 0;
-  int64_t ignored = 0;  // another format version or layout
+  int64_t ignored = 0;  // another format version or layout; *.rec entries that are no records
   int64_t temporary_removed = 0;
   std::array<int64_t, kNumEvictReasons> evictions{};      // by EvictReason (eviction class)
   std::array<int64_t, kNumEvictReasons> evicted_bytes{};

@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "cache/disk_files.h"
+#include "cache/disk_files_test_util.h"
 #include "cache/disk_inventory.h"
 
 namespace ds::cache {
@@ -260,6 +261,27 @@ TEST_F(DiskTierTest, OpenQuarantinesTruncatedRecordsAndIgnoresOtherFormats) {
   EXPECT_EQ(stats.ignored, 1);
   EXPECT_TRUE(fs::exists(dir_ / names[1])) << "another format's record is never deleted";
   EXPECT_TRUE(fs::exists(dir_ / kQuarantineDirName / names[0]));
+}
+
+TEST_F(DiskTierTest, RecordLookalikesNeitherHangNorRedirectOpen) {
+  fs::create_directories(dir_);
+  const fs::path fifo = dir_ / "b-fifo.rec";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path elsewhere = dir_.string() + "_elsewhere";
+  fs::create_directories(elsewhere);
+  const std::string name = RecordFileName(false, testing::WriteBlockRecord(elsewhere, 1).key);
+  fs::create_symlink(elsewhere / name, dir_ / name);
+
+  std::unique_ptr<DiskTier> tier;
+  EXPECT_TRUE(testing::ReturnsInTime([&] { tier = Open(Options()); }, fifo.string()));
+  ASSERT_NE(tier, nullptr);
+  EXPECT_EQ(tier->stats().records_at_open, 0) << "the link was followed";
+  EXPECT_EQ(tier->stats().ignored, 2);
+  EXPECT_EQ(tier->stats().quarantined, 0);
+  EXPECT_TRUE(fs::is_symlink(dir_ / name)) << "left where it is";
+  EXPECT_TRUE(fs::exists(elsewhere / name));
+  tier.reset();
+  fs::remove_all(elsewhere);
 }
 
 TEST_F(DiskTierTest, InterruptedWritesOfDeadProcessesAreRemoved) {
