@@ -234,7 +234,8 @@ TEST_P(CacheEquivalenceTest, AfterARestartTheNextTurnIsADiskHitEqualToAColdRun) 
                                      std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   EngineOptions options = Options(int64_t{64} << 20);
-  options.cache.disk = engine::StateCacheOptions::Disk{dir.string(), int64_t{1} << 30, true};
+  options.cache.disk =
+      engine::StateCacheOptions::Disk{dir.string(), int64_t{1} << 30, true, /*root_dir=*/""};
   Engine cold(tm_->model.get(), Options(0));
   std::vector<int32_t> prompt = RandomIds(70);
   Reply first;

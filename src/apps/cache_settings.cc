@@ -140,7 +140,8 @@ engine::StateCacheOptions EngineCacheOptions(const CacheSettings& s, uint64_t fi
   options.eviction = s.eviction;
   if (memory && s.disk_enabled && s.disk_cap_gb > 0) {
     engine::StateCacheOptions::Disk disk;
-    disk.dir = ModelCacheDir(s.disk_dir.empty() ? DefaultCacheDir() : s.disk_dir, fingerprint);
+    disk.root_dir = s.disk_dir.empty() ? DefaultCacheDir() : s.disk_dir;
+    disk.dir = ModelCacheDir(disk.root_dir, fingerprint);
     disk.cap_bytes = static_cast<int64_t>(s.disk_cap_gb * (1 << 30));
     disk.verify_checksums = s.verify_checksums;
     options.disk = disk;

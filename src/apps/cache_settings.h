@@ -35,7 +35,8 @@ Status ApplyCacheConfigFile(const std::string& path, CacheSettings* settings);
 
 Status ValidateCacheSettings(const CacheSettings& settings);
 
-// The engine's options; the disk directory is <dir>/<fingerprint as 16 hex digits>.
+// The engine's options; the disk directory is <dir>/<fingerprint as 16 hex digits>, inside the
+// root <dir>.
 engine::StateCacheOptions EngineCacheOptions(const CacheSettings& settings, uint64_t fingerprint);
 
 // "<dir>/<fingerprint>".

@@ -44,6 +44,7 @@ TEST(CacheSettingsTest, EveryDocumentedKeyIsRead) {
   EXPECT_EQ(options.budget_bytes, int64_t{2048} << 20);
   ASSERT_TRUE(options.disk.has_value());
   EXPECT_EQ(options.disk->dir, "/srv/cache/0000000000abcdef");
+  EXPECT_EQ(options.disk->root_dir, "/srv/cache") << "checked and tightened at start too";
   EXPECT_EQ(options.disk->cap_bytes, int64_t{3} << 29);
   EXPECT_FALSE(options.disk->verify_checksums);
   EXPECT_EQ(options.model_fingerprint, 0xabcdefu);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -70,6 +71,62 @@ Status SyncDirectory(const std::string& dir) {
   return OkStatus();
 }
 
+// Creates `dir` and its missing parents, mode 0700.
+Status MakeMissingDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path path(dir);
+  std::vector<std::filesystem::path> missing;
+  for (auto p = path; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      return ErrnoError("cannot create " + it->string(), errno);
+    }
+  }
+  return OkStatus();
+}
+
+std::string Octal(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+// Whoever can write a directory the cache uses can plant, swap or delete its records, so each
+// must be a directory of this process's effective user that no one else can write; its group and
+// other bits are then cleared, as the records are users' conversations. The root (--cache-dir) is
+// the user's choice: it may be a symlink, and one we own is tightened whatever its mode, since
+// every directory the server uses inside it is checked again. Below it a symlink or a directory
+// others can write is refused, never repaired: it may hold records already.
+Status CheckOwnDirectory(const std::string& dir, bool is_root) {
+  struct stat st;
+  if ((is_root ? ::stat(dir.c_str(), &st) : ::lstat(dir.c_str(), &st)) != 0) {
+    return ErrnoError("cannot stat " + dir, errno);
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return UnavailableError("refusing " + dir + ": a symbolic link, where the cache makes its " +
+                            "own directories");
+  }
+  if (!S_ISDIR(st.st_mode)) return UnavailableError(dir + " is not a directory");
+  if (st.st_uid != ::geteuid()) {
+    return UnavailableError("refusing " + dir + ": owned by uid " + std::to_string(st.st_uid) +
+                            ", not by this server's uid " + std::to_string(::geteuid()) +
+                            ", so another user controls its records");
+  }
+  if (!is_root && (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return UnavailableError("refusing " + dir + ": writable by group or others (mode " +
+                            Octal(st.st_mode) + "), so another user may have planted records " +
+                            "there; remove it or chmod go-w it");
+  }
+  if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), st.st_mode & 0700) != 0) {
+    return ErrnoError("cannot make " + dir + " private", errno);
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return ErrnoError("cannot write " + dir, errno);
+  return OkStatus();
+}
+
 const char* FileKind(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISDIR(mode)) return "a directory";
@@ -116,27 +173,14 @@ StatusOr<int64_t> ReadHeader(int fd, DiskRecordMeta* meta) {
 
 }  // namespace
 
+Status EnsureCacheRoot(const std::string& dir) {
+  DS_RETURN_IF_ERROR(MakeMissingDirectories(dir));
+  return CheckOwnDirectory(dir, /*is_root=*/true);
+}
+
 Status EnsurePrivateDirectory(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::path path(dir);
-  std::vector<std::filesystem::path> missing;
-  for (auto p = path; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
-    missing.push_back(p);
-    if (p == p.parent_path()) break;
-  }
-  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
-      return ErrnoError("cannot create " + it->string(), errno);
-    }
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("cannot stat " + dir, errno);
-  if (!S_ISDIR(st.st_mode)) return UnavailableError(dir + " is not a directory");
-  if (st.st_uid == ::geteuid() && (st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0) {
-    return ErrnoError("cannot make " + dir + " private", errno);
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return ErrnoError("cannot write " + dir, errno);
-  return OkStatus();
+  DS_RETURN_IF_ERROR(MakeMissingDirectories(dir));
+  return CheckOwnDirectory(dir, /*is_root=*/false);
 }
 
 Status WriteRecordAtomically(const std::string& dir, const std::string& name,
@@ -188,10 +232,14 @@ Status ReadRecord(const std::string& path, bool verify_payload, DiskRecordMeta* 
 
 void Quarantine(const std::string& dir, const std::string& name) {
   const std::string target_dir = dir + "/" + kQuarantineDirName;
-  ::mkdir(target_dir.c_str(), 0700);
   const std::string from = dir + "/" + name;
   const std::string to = target_dir + "/" + name;
-  if (::rename(from.c_str(), to.c_str()) != 0) ::unlink(from.c_str());
+  // Never with parents: a model directory that vanished is not made again here.
+  ::mkdir(target_dir.c_str(), 0700);
+  if (!CheckOwnDirectory(target_dir, /*is_root=*/false).ok() ||
+      ::rename(from.c_str(), to.c_str()) != 0) {
+    ::unlink(from.c_str());
+  }
 }
 
 std::vector<ScannedRecord> ScanRecords(const std::string& dir) {

@@ -17,9 +17,15 @@ namespace ds::cache {
 inline constexpr const char* kTmpDirName = "tmp";
 inline constexpr const char* kQuarantineDirName = "quarantine";
 
-// Creates `dir` and its parents as needed, mode 0700, and tightens an existing directory we own
-// to 0700. Fails when it cannot be created or written.
+// A directory of the cache: created with its missing parents, mode 0700, or an existing one
+// checked. It must be a real directory (not a symlink) owned by this process's effective user and
+// writable by no one else, or it is refused with an error that says why; group and other read
+// bits are cleared. Fails too when it cannot be created or written.
 Status EnsurePrivateDirectory(const std::string& dir);
+
+// The same for the cache's top directory (--cache-dir), which the user names: it may be a
+// symlink, and an existing one we own is tightened to 0700 whatever its mode.
+Status EnsureCacheRoot(const std::string& dir);
 
 // Writes header + payload to dir/name atomically, mode 0600: readers see the old state or the
 // whole new file, never a torn one, and a crash leaves at most a file in dir/tmp.
@@ -32,7 +38,8 @@ Status WriteRecordAtomically(const std::string& dir, const std::string& name,
 Status ReadRecord(const std::string& path, bool verify_payload, DiskRecordMeta* meta,
                   std::vector<uint8_t>* payload);
 
-// Moves a damaged record into dir/quarantine, where it is never read again.
+// Moves a damaged record into dir/quarantine, where it is never read again; deletes it when
+// quarantine/ cannot be made or is not private (see EnsurePrivateDirectory).
 void Quarantine(const std::string& dir, const std::string& name);
 
 struct ScannedRecord {

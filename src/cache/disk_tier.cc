@@ -44,8 +44,11 @@ StatusOr<std::unique_ptr<DiskTier>> DiskTier::Open(const DiskTierOptions& option
     return InvalidArgumentError("the disk tier needs a positive cap and block size");
   }
   auto start = std::chrono::steady_clock::now();
-  DS_RETURN_IF_ERROR(EnsurePrivateDirectory(options.dir));
-  DS_RETURN_IF_ERROR(EnsurePrivateDirectory(options.dir + "/" + kTmpDirName));
+  if (!options.root_dir.empty()) DS_RETURN_IF_ERROR(EnsureCacheRoot(options.root_dir));
+  for (const std::string& dir : {options.dir, options.dir + "/" + kTmpDirName,
+                                 options.dir + "/" + kQuarantineDirName}) {
+    DS_RETURN_IF_ERROR(EnsurePrivateDirectory(dir));
+  }
   std::unique_ptr<DiskTier> tier(new DiskTier(options));
   tier->stats_.temporary_removed = RemoveTemporaryFiles(options.dir);
   tier->LoadIndex();

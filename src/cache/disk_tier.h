@@ -41,7 +41,12 @@
 namespace ds::cache {
 
 struct DiskTierOptions {
-  std::string dir;  // this model's directory; created 0700
+  // This model's directory, its tmp/ and quarantine/, created 0700 or else checked: each must be
+  // this user's and writable by no one else (disk_files.h), or Open fails.
+  std::string dir;
+  // The cache directory holding `dir` (--cache-dir), checked the same way and tightened to 0700;
+  // empty when `dir` stands alone.
+  std::string root_dir;
   int64_t cap_bytes = int64_t{32} << 30;
   int64_t block_tokens = 256;
   bool has_recurrent_state = true;

@@ -360,6 +360,7 @@ TEST_F(DiskTierTest, AVanishedDirectoryStopsWritesNotLookups) {
     EXPECT_FALSE(tier->Read(ref, Ids(12), &payload).ok());
   }
   tier->Release(match);
+  EXPECT_FALSE(fs::exists(dir_)) << "quarantining a vanished record made the directory again";
   const int64_t dropped = tier->stats().writes_dropped;
   tier->Submit(Conversation(Ids(10, 900), 3));
   EXPECT_EQ(tier->stats().writes_dropped, dropped + 1) << "dropped at once, never queued";
@@ -373,6 +374,49 @@ TEST_F(DiskTierTest, AnUnusableDirectoryIsAClearError) {
   EXPECT_NE(tier.status().message().find(dir_.string()), std::string::npos)
       << tier.status().message();
   fs::remove(dir_);
+}
+
+TEST_F(DiskTierTest, DirectoriesAnotherUserControlsKeepTheTierClosed) {
+  // A model directory others can write may hold their records already.
+  fs::create_directories(dir_);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  StatusOr<std::unique_ptr<DiskTier>> tier = DiskTier::Open(Options());
+  ASSERT_FALSE(tier.ok());
+  EXPECT_NE(tier.status().message().find(dir_.string()), std::string::npos)
+      << tier.status().message();
+  EXPECT_FALSE(fs::exists(dir_ / kTmpDirName)) << "nothing is made inside it";
+  ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  ASSERT_NE(Open(Options()), nullptr);
+
+  if (::chown((dir_ / kQuarantineDirName).c_str(), 65534, 65534) != 0) {
+    GTEST_SKIP() << "needs root to give a directory away";
+  }
+  EXPECT_FALSE(DiskTier::Open(Options()).ok()) << "quarantine/ is another user's";
+  fs::remove_all(dir_);
+
+  // The model directory's name is predictable: another user may have made it first.
+  DiskTierOptions o = Options();
+  o.root_dir = dir_.string();
+  o.dir = (dir_ / "0123456789abcdef").string();
+  fs::create_directories(o.dir);
+  ASSERT_EQ(::chown(o.dir.c_str(), 65534, 65534), 0);
+  tier = DiskTier::Open(o);
+  ASSERT_FALSE(tier.ok());
+  EXPECT_NE(tier.status().message().find("owned by uid 65534"), std::string::npos)
+      << tier.status().message();
+}
+
+TEST_F(DiskTierTest, TheCacheRootIsTightenedAtOpen) {
+  fs::create_directories(dir_);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  DiskTierOptions o = Options();
+  o.root_dir = dir_.string();
+  o.dir = (dir_ / "0123456789abcdef").string();
+  ASSERT_NE(Open(o), nullptr);
+  for (const fs::path& d : {dir_, fs::path(o.dir), fs::path(o.dir) / kTmpDirName,
+                            fs::path(o.dir) / kQuarantineDirName}) {
+    EXPECT_EQ(fs::status(d).permissions(), fs::perms::owner_all) << d;
+  }
 }
 
 // Start-up time of the index for many records: reported, not asserted (machines are noisy).

@@ -59,6 +59,7 @@ StateCache::StateCache(const StateCacheOptions& options, const state::StateLayou
   if (options.disk.has_value()) {
     cache::DiskTierOptions disk;
     disk.dir = options.disk->dir;
+    disk.root_dir = options.disk->root_dir;
     disk.cap_bytes = options.disk->cap_bytes;
     disk.block_tokens = options.block_tokens;
     disk.has_recurrent_state = has_recurrent_state_;

@@ -44,6 +44,7 @@ struct StateCacheOptions {
     std::string dir;
     int64_t cap_bytes = int64_t{32} << 30;
     bool verify_checksums = true;
+    std::string root_dir;  // the cache directory holding `dir`; see cache::DiskTierOptions
   };
   std::optional<Disk> disk;
   bool restore_guard = true;
