@@ -131,39 +131,55 @@ int Stat(const CacheFlags& flags) {
   return 0;
 }
 
+// `cache verify` exits with one bit per kind of finding, as fsck does, so that a script can tell
+// damage (which verify repairs by quarantine) from files it leaves alone.
+constexpr int kVerifyDamaged = 1;
+constexpr int kVerifyOtherFormat = 2;  // another format version: kept, as another build reads it
+constexpr int kVerifyForeign = 4;      // *.rec entries that are no records or cannot be read
+
 int Verify(const CacheFlags& flags) {
-  int64_t checked = 0, bad = 0;
+  int64_t checked = 0, num_damaged = 0, num_other_format = 0, num_foreign = 0;
   for (const std::string& dir : ModelDirs(flags)) {
+    const std::string model = fs::path(dir).filename().string();
     cache::DiskInventory inv = cache::TakeInventory(dir);
-    std::vector<std::string> damaged = inv.damaged;
+    checked += static_cast<int64_t>(inv.records.size() + inv.damaged.size() +
+                                    inv.other_format.size() + inv.foreign.size());
     std::vector<uint8_t> payload;
-    for (const cache::ScannedRecord& r : inv.records) {
+    for (cache::ScannedRecord& r : inv.records) {
       cache::DiskRecordMeta meta;
-      Status status = cache::ReadRecord(dir + "/" + r.name, /*verify_payload=*/true, &meta,
-                                        &payload);
-      ++checked;
-      if (status.ok() && r.name != cache::RecordFileName(meta.is_snapshot, meta.key)) {
-        status = DataLossError("its name does not match its key");
+      r.status = cache::ReadRecord(dir + "/" + r.name, /*verify_payload=*/true, &meta, &payload);
+      if (r.status.ok() && r.name != cache::RecordFileName(meta.is_snapshot, meta.key)) {
+        r.status = DataLossError("its name does not match its key");
       }
-      if (!status.ok()) {
-        std::printf("DAMAGED %s/%s: %s\n", fs::path(dir).filename().c_str(), r.name.c_str(),
-                    status.message().c_str());
-        damaged.push_back(r.name);
+      if (r.status.code() == StatusCode::kUnavailable) {
+        inv.foreign.push_back(std::move(r));  // replaced since the scan, or unreadable
+      } else if (!r.status.ok()) {
+        inv.damaged.push_back(std::move(r));
       }
     }
-    checked += static_cast<int64_t>(inv.damaged.size());
-    for (const std::string& name : inv.damaged) {
-      std::printf("DAMAGED %s/%s: header\n", fs::path(dir).filename().c_str(), name.c_str());
-    }
-    bad += static_cast<int64_t>(damaged.size());
+    auto report = [&](const char* label, const std::vector<cache::ScannedRecord>& list) {
+      for (const cache::ScannedRecord& r : list) {
+        std::printf("%s %s/%s: %s\n", label, model.c_str(), r.name.c_str(),
+                    r.status.message().c_str());
+      }
+      return static_cast<int64_t>(list.size());
+    };
+    num_damaged += report("DAMAGED", inv.damaged);
+    num_other_format += report("OTHER FORMAT", inv.other_format);
+    num_foreign += report("FOREIGN", inv.foreign);
     if (!flags.dry_run) {
-      for (const std::string& name : damaged) cache::Quarantine(dir, name);
+      for (const cache::ScannedRecord& r : inv.damaged) cache::Quarantine(dir, r.name);
     }
   }
-  std::printf("verified %lld records: %lld damaged%s\n", static_cast<long long>(checked),
-              static_cast<long long>(bad),
-              bad > 0 ? (flags.dry_run ? " (left in place)" : " (moved to quarantine)") : "");
-  return bad > 0 ? 1 : 0;
+  std::printf("verified %lld records: %lld damaged%s, %lld of another format version (kept), "
+              "%lld foreign or unreadable (left in place)\n",
+              static_cast<long long>(checked), static_cast<long long>(num_damaged),
+              num_damaged == 0 ? ""
+              : flags.dry_run  ? " (left in place)"
+                               : " (moved to quarantine)",
+              static_cast<long long>(num_other_format), static_cast<long long>(num_foreign));
+  return (num_damaged > 0 ? kVerifyDamaged : 0) | (num_other_format > 0 ? kVerifyOtherFormat : 0) |
+         (num_foreign > 0 ? kVerifyForeign : 0);
 }
 
 int64_t RemoveDirectoryFiles(const std::string& dir) {
@@ -242,7 +258,10 @@ CommandFn RegisterCache(CLI::App* app) {
   };
   for (const Mode& mode : {Mode{"ls", "conversations and their snapshots, sizes and ages", Ls},
                            Mode{"stat", "totals per model: records, bytes, damage", Stat},
-                           Mode{"verify", "check every record's checksums; quarantine damage", Verify},
+                           Mode{"verify",
+                                "check every record's checksums; quarantine damage. Exit status "
+                                "or-s 1 (damaged), 2 (another format), 4 (foreign files)",
+                                Verify},
                            Mode{"gc", "remove temporary, quarantined and unreachable files", Gc},
                            Mode{"clear", "remove every record", Clear}}) {
     CLI::App* sub = app->add_subcommand(mode.name, mode.help);

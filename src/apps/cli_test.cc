@@ -2,6 +2,7 @@
 // stderr and a non-zero exit status, never a crash.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "apps/default_vocab.h"
 #include "base/large_buffer.h"
+#include "cache/disk_files_test_util.h"
 #include "base/system_memory.h"
 #include "gguf/gguf.h"
 #include "apps/test_models.h"
@@ -25,8 +27,10 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-Result RunDeltaserve(const std::string& args) {
-  std::string cmd = std::string(DELTASERVE_BIN) + " " + args + " 2>&1";
+// With timeout_s > 0, a run that a bug hangs is killed then (exit code 124), so the test fails.
+Result RunDeltaserve(const std::string& args, int timeout_s = 0) {
+  std::string cmd = (timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "") +
+                    std::string(DELTASERVE_BIN) + " " + args + " 2>&1";
   Result r{-1, ""};
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;
@@ -231,6 +235,63 @@ TEST_F(CliTest, MakeModelImportsATokenizer) {
   ExpectOneLineError(RunDeltaserve("make-model --arch qwen3 --tokenizer " +
                                    (dir_ / "missing.json").string() + " -o " + model),
                      "missing.json");
+}
+
+// `cache verify` names each kind of finding and or-s a bit per kind into its exit status; it and
+// `ls` and `stat` return at once whatever the directory holds.
+TEST_F(CliTest, CacheVerifyTellsDamageOtherFormatsAndForeignFilesApart) {
+  namespace fs = std::filesystem;
+  const fs::path model = dir_ / "cache" / "0123456789abcdef";
+  fs::create_directories(model);
+  const auto name = [](const cache::DiskRecordMeta& meta) {
+    return cache::RecordFileName(false, meta.key);
+  };
+  const std::string good = name(cache::testing::WriteBlockRecord(model, 1));
+  const std::string other = name(cache::testing::WriteBlockRecord(model, 2));
+  const auto flip = [&](const std::string& file, std::streamoff at, char byte) {
+    std::fstream f(model / file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(at, at < 0 ? std::ios::end : std::ios::beg);
+    f.put(byte);
+  };
+  flip(other, 4, '\x09');  // the format version field
+  const std::string cache_dir = " --cache-dir " + (dir_ / "cache").string();
+  Result r = RunDeltaserve("cache verify" + cache_dir, 60);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("OTHER FORMAT 0123456789abcdef/" + other +
+                          ": record format version 9"),
+            std::string::npos)
+      << r.output;
+
+  ASSERT_EQ(::mkfifo((model / "b-fifo.rec").c_str(), 0600), 0);
+  fs::create_symlink(model / good, model / "s-link.rec");
+  r = RunDeltaserve("cache verify" + cache_dir, 60);
+  EXPECT_EQ(r.exit_code, 2 | 4) << r.output;
+  EXPECT_NE(r.output.find("FOREIGN 0123456789abcdef/b-fifo.rec: a FIFO"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("FOREIGN 0123456789abcdef/s-link.rec: a symbolic link"),
+            std::string::npos)
+      << r.output;
+  for (const char* look : {"ls", "stat"}) {
+    r = RunDeltaserve(std::string("cache ") + look + cache_dir, 60);
+    EXPECT_EQ(r.exit_code, 0) << look << ": " << r.output;
+  }
+  EXPECT_NE(r.output.find("foreign        2"), std::string::npos) << r.output;
+
+  const std::string damaged = name(cache::testing::WriteBlockRecord(model, 3));
+  flip(damaged, -1, '\x7f');  // a payload byte
+  r = RunDeltaserve("cache verify --dry-run" + cache_dir, 60);
+  EXPECT_EQ(r.exit_code, 1 | 2 | 4) << r.output;
+  EXPECT_NE(r.output.find("DAMAGED 0123456789abcdef/" + damaged), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(model / damaged));
+  r = RunDeltaserve("cache verify" + cache_dir, 60);
+  EXPECT_EQ(r.exit_code, 1 | 2 | 4) << r.output;
+  EXPECT_TRUE(fs::exists(model / "quarantine" / damaged));
+  for (const std::string& kept : {good, other}) {
+    EXPECT_TRUE(fs::exists(model / kept)) << kept << " was moved";
+  }
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(model / "b-fifo.rec")));
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(model / "s-link.rec")));
+  EXPECT_EQ(RunDeltaserve("cache verify" + cache_dir, 60).exit_code, 2 | 4);
 }
 
 }  // namespace

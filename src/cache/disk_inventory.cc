@@ -23,11 +23,11 @@ DiskInventory TakeInventory(const std::string& model_dir) {
   DiskInventory inv;
   for (ScannedRecord& r : ScanRecords(model_dir)) {
     if (r.status.code() == StatusCode::kUnimplemented) {
-      inv.other_format.push_back(r.name);
+      inv.other_format.push_back(std::move(r));
     } else if (r.status.code() == StatusCode::kUnavailable) {
       inv.foreign.push_back(std::move(r));
     } else if (!r.status.ok()) {
-      inv.damaged.push_back(r.name);
+      inv.damaged.push_back(std::move(r));
     } else {
       inv.record_bytes += r.file_bytes;
       inv.records.push_back(std::move(r));

@@ -23,10 +23,11 @@ struct DiskConversation {
 
 struct DiskInventory {
   std::vector<ScannedRecord> records;     // readable records of this format
-  std::vector<std::string> damaged;       // names of records whose header is damaged
-  std::vector<std::string> other_format;  // names of records of another format version
-  std::vector<ScannedRecord> foreign;     // *.rec entries that are no records or cannot be read
-  std::vector<std::string> orphans;       // names of records whose parent block is missing
+  // Entries of records that cannot be indexed, each with its status saying why:
+  std::vector<ScannedRecord> damaged;       // the header is damaged
+  std::vector<ScannedRecord> other_format;  // another format version (perhaps a flipped one)
+  std::vector<ScannedRecord> foreign;       // *.rec entries that are no records or unreadable
+  std::vector<std::string> orphans;         // names of records whose parent block is missing
   std::vector<DiskConversation> conversations;  // newest first
   int64_t record_bytes = 0;
   int64_t quarantined_files = 0;
