@@ -211,18 +211,20 @@ bool DiskTier::EvictOne() {
     consider({cls, e.priority, e.last_used, true, key});
   }
   if (!best) return false;
-  const EntryMap& map = best->is_snapshot ? snapshots_ : blocks_;
-  const Entry& victim = map.at(best->key);
-  const std::string name = RecordFileName(best->is_snapshot, best->key);
-  ::unlink((options_.dir + "/" + name).c_str());
   clock_ = std::max(clock_, best->priority);
-  const int reason = static_cast<int>(best->cls == 0   ? EvictReason::kUselessKv
-                                      : best->cls == 1 ? EvictReason::kLowValue
-                                                       : EvictReason::kProtected);
-  ++stats_.evictions[reason];
-  stats_.evicted_bytes[reason] += victim.file_bytes;
-  RemoveEntry(best->is_snapshot, best->key);
+  DeleteRecord(best->is_snapshot, best->key,
+               best->cls == 0   ? EvictReason::kUselessKv
+               : best->cls == 1 ? EvictReason::kLowValue
+                                : EvictReason::kProtected);
   return true;
+}
+
+void DiskTier::DeleteRecord(bool is_snapshot, const Hash128& key, EvictReason reason) {
+  const Entry& victim = (is_snapshot ? snapshots_ : blocks_).at(key);
+  ::unlink((options_.dir + "/" + RecordFileName(is_snapshot, key)).c_str());
+  ++stats_.evictions[static_cast<int>(reason)];
+  stats_.evicted_bytes[static_cast<int>(reason)] += victim.file_bytes;
+  RemoveEntry(is_snapshot, key);
 }
 
 DiskMatch DiskTier::Lookup(std::span<const int32_t> tokens, int64_t max_restore_bytes) {
@@ -338,16 +340,49 @@ Status DiskTier::Read(const DiskRecordRef& ref, std::span<const int32_t> tokens,
   }
   std::lock_guard lock(mu_);
   if (!status.ok()) {
-    DS_LOG_WARN("disk cache: quarantined {}: {}", ref.name, status.message());
-    if (FindEntry(ref) != nullptr) RemoveEntry(ref.is_snapshot, ref.key);
-    Quarantine(options_.dir, ref.name);
-    ++stats_.quarantined;
+    DiscardLocked(ref, status);
     return status;
   }
   ++stats_.records_read;
   stats_.bytes_read += static_cast<int64_t>(payload->size());
   stats_.read_s += SecondsSince(start);
   return OkStatus();
+}
+
+void DiskTier::Discard(const DiskRecordRef& ref, const Status& why) {
+  std::lock_guard lock(mu_);
+  DiscardLocked(ref, why);
+}
+
+void DiskTier::DiscardLocked(const DiskRecordRef& ref, const Status& why) {
+  DS_LOG_WARN("disk cache: quarantined {}: {}", ref.name, why.message());
+  Quarantine(options_.dir, ref.name);
+  ++stats_.quarantined;
+  if (FindEntry(ref) == nullptr) return;
+  RemoveEntry(ref.is_snapshot, ref.key);
+  if (!ref.is_snapshot) DeleteDependents(ref.key);
+}
+
+void DiskTier::DeleteDependents(const Hash128& key) {
+  std::unordered_map<Hash128, std::vector<Hash128>, Hash128Hasher> child_blocks;
+  for (const auto& [child, e] : blocks_) child_blocks[e.meta.parent_key].push_back(child);
+  std::vector<Hash128> parents = {key};
+  while (!parents.empty()) {
+    const Hash128 parent = parents.back();
+    parents.pop_back();
+    if (auto it = snapshots_by_parent_.find(parent); it != snapshots_by_parent_.end()) {
+      const std::vector<Hash128> snapshots = it->second;  // DeleteRecord edits the map
+      for (const Hash128& snapshot : snapshots) {
+        DeleteRecord(true, snapshot, EvictReason::kUselessKv);
+      }
+    }
+    if (auto it = child_blocks.find(parent); it != child_blocks.end()) {
+      for (const Hash128& child : it->second) {
+        DeleteRecord(false, child, EvictReason::kUselessKv);
+        parents.push_back(child);
+      }
+    }
+  }
 }
 
 void DiskTier::Submit(DiskWrite write) {

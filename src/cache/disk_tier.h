@@ -11,7 +11,9 @@
 //   dense models any cached KV prefix), within a restore byte limit, and pins its records.
 // - Read returns a record's payload only after checking its header checksum, its payload
 //   checksum (unless turned off), its layout and its token ids against the request's; a record
-//   that fails is quarantined and dropped from the index, and the caller computes instead.
+//   that fails is quarantined and leaves the index, and so does every record that hangs off it
+//   (their files are deleted: no lookup can reach them). A new Lookup then finds the deepest
+//   resume point whose records are all good.
 // - Submit queues writes and returns at once; a writer thread evicts under the byte cap and
 //   writes. When the queue is full the write is dropped; when the disk fails (full, read-only,
 //   vanished) writing stops with one warning and reads go on.
@@ -127,6 +129,10 @@ class DiskTier {
   Status Read(const DiskRecordRef& ref, std::span<const int32_t> tokens,
               std::vector<uint8_t>* payload);
 
+  // What Read does with a record that fails its checks, for one of a match whose payload the
+  // caller could not use although it passed them.
+  void Discard(const DiskRecordRef& ref, const Status& why);
+
   void Submit(DiskWrite write);
   // Waits until every queued write is done (tests, shutdown).
   void Flush();
@@ -155,6 +161,11 @@ class DiskTier {
   // Under mu_.
   void AddEntry(const DiskRecordMeta& meta, int64_t file_bytes);
   void RemoveEntry(bool is_snapshot, const Hash128& key);
+  // Removes a record from the index and deletes its file, counted as an eviction for `reason`.
+  void DeleteRecord(bool is_snapshot, const Hash128& key, EvictReason reason);
+  void DiscardLocked(const DiskRecordRef& ref, const Status& why);
+  // Deletes the records that hang off block `key`, no longer indexed, down the chain.
+  void DeleteDependents(const Hash128& key);
   bool EvictOne();
   void Touch(Entry* entry, bool hit);
   double Value(const Entry& entry) const;

@@ -217,6 +217,38 @@ TEST_F(DiskTierTest, FlippedBytesAreQuarantinedAndNeverRestored) {
   EXPECT_EQ(tier->stats().quarantined, 1);
 }
 
+TEST_F(DiskTierTest, ADamagedBlockLeavesTheIndexWithWhatHangsOffIt) {
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  DiskWrite shallow;
+  shallow.tokens = Ids(5);
+  shallow.blocks = {{0, Payload(1)}};
+  shallow.snapshot = {SnapshotKind::kMessageBoundary, Payload(2)};
+  tier->Submit(std::move(shallow));
+  tier->Submit(Conversation(Ids(14), 3));  // blocks 1 and 2 and a snapshot at 14 hang off block 0
+  tier->Flush();
+  DiskMatch match = tier->Lookup(Ids(16), std::numeric_limits<int64_t>::max());
+  ASSERT_EQ(match.resume_tokens, 14);
+  ASSERT_EQ(match.records.size(), 4u);
+  {
+    std::fstream f(dir_ / match.records[1].name, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-1, std::ios::end);
+    f.put('\x7f');
+  }
+  std::vector<uint8_t> payload;
+  ASSERT_TRUE(tier->Read(match.records[0], Ids(16), &payload).ok());
+  EXPECT_EQ(tier->Read(match.records[1], Ids(16), &payload).code(), StatusCode::kDataLoss);
+  tier->Release(match);
+  const DiskStats stats = tier->stats();
+  EXPECT_EQ(stats.num_blocks, 1) << "records behind the damaged block are still indexed";
+  EXPECT_EQ(stats.num_snapshots[static_cast<int>(SnapshotKind::kGenerationEnd)], 0);
+  EXPECT_EQ(stats.evictions[static_cast<int>(EvictReason::kUselessKv)], 2);
+  EXPECT_EQ(Records().size(), 2u) << "block 0 and the snapshot at 5 are left";
+  DiskMatch shallower = tier->Lookup(Ids(16), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(shallower.resume_tokens, 5);
+  tier->Release(shallower);
+}
+
 TEST_F(DiskTierTest, TokenIdsAreComparedNotJustKeys) {
   DiskMatch match;
   auto tier = OpenWithConversation(&match);

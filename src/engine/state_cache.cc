@@ -119,18 +119,57 @@ Status StateCache::RestoreFromDisk(const cache::DiskMatch& match, std::span<cons
                                    state::SequenceState* state) {
   std::vector<uint8_t> payload;
   for (const cache::DiskRecordRef& ref : match.records) {
-    DS_RETURN_IF_ERROR(disk_->Read(ref, tokens, &payload));
-    const int64_t kv_bytes = state->KvRowsBytes(ref.record_rows);
-    if (static_cast<int64_t>(payload.size()) < kv_bytes) {
-      return DataLossError("disk record shorter than its KV rows");
-    }
-    DS_RETURN_IF_ERROR(state->AppendKvRows(std::span<const uint8_t>(payload).first(kv_bytes),
-                                           ref.record_rows, ref.copy_rows));
-    if (ref.is_snapshot && has_recurrent_state_) {
-      DS_RETURN_IF_ERROR(state->Restore(std::span<const uint8_t>(payload).subspan(kv_bytes)));
+    DS_RETURN_IF_ERROR(disk_->Read(ref, tokens, &payload));  // a bad record is discarded
+    Status status = AppendDiskRecord(ref, payload, state);
+    if (!status.ok()) {
+      disk_->Discard(ref, status);
+      return status;
     }
   }
   return OkStatus();
+}
+
+Status StateCache::AppendDiskRecord(const cache::DiskRecordRef& ref,
+                                    std::span<const uint8_t> payload,
+                                    state::SequenceState* state) {
+  const int64_t kv_bytes = state->KvRowsBytes(ref.record_rows);
+  if (static_cast<int64_t>(payload.size()) < kv_bytes) {
+    return DataLossError("disk record shorter than its KV rows");
+  }
+  DS_RETURN_IF_ERROR(state->AppendKvRows(payload.first(kv_bytes), ref.record_rows, ref.copy_rows));
+  if (ref.is_snapshot && has_recurrent_state_) {
+    DS_RETURN_IF_ERROR(state->Restore(payload.subspan(kv_bytes)));
+  }
+  return OkStatus();
+}
+
+cache::DiskMatch StateCache::RestoreDeepestFromDisk(std::span<const int32_t> tokens,
+                                                    int64_t floor_tokens,
+                                                    int64_t max_restore_bytes,
+                                                    state::SequenceState* state) {
+  // Every failed try takes a record (and what hangs off it) out of the disk index, so the next
+  // lookup finds the deepest point whose records are all good; a few tries bound what a badly
+  // damaged directory can cost one request.
+  constexpr int kMaxTries = 4;
+  bool guarded = false;
+  for (int attempt = 0; attempt < kMaxTries; ++attempt) {
+    cache::DiskMatch match = disk_->Lookup(tokens, max_restore_bytes);
+    guarded |= match.guarded;
+    if (match.resume_tokens <= floor_tokens) {
+      disk_->Release(match);
+      break;
+    }
+    Status status = RestoreFromDisk(match, tokens, state);
+    disk_->Release(match);
+    if (status.ok() && state->num_tokens() == match.resume_tokens) return match;
+    DS_LOG_WARN("disk cache restore of {} tokens failed: {}", match.resume_tokens,
+                status.ok() ? "its records hold another number of tokens" : status.message());
+    state->Clear();
+    if (status.ok()) break;  // nothing was discarded: the next lookup would find the same
+  }
+  cache::DiskMatch none;
+  none.guarded = guarded;
+  return none;
 }
 
 CacheLookup StateCache::Restore(std::span<const int32_t> tokens, state::SequenceState* state) {
@@ -144,26 +183,18 @@ CacheLookup StateCache::Restore(std::span<const int32_t> tokens, state::Sequence
   lookup.cached_window = std::move(match.cached_window);
   // Nothing resumes past the last token, so a memory hit there needs no disk lookup.
   if (disk_ != nullptr && match.resume_tokens + 1 < static_cast<int64_t>(tokens.size())) {
-    cache::DiskMatch on_disk = disk_->Lookup(tokens, max_restore_bytes);
-    if (on_disk.resume_tokens > match.resume_tokens) {
-      Status status = RestoreFromDisk(on_disk, tokens, state);
-      disk_->Release(on_disk);
-      if (status.ok() && state->num_tokens() == on_disk.resume_tokens) {
-        match.lease.Release();
-        lookup.resumed_tokens = on_disk.resume_tokens;
-        lookup.longest_match_tokens =
-            std::max(lookup.longest_match_tokens, on_disk.resume_tokens);
-        lookup.limit = cache::ResumeLimit::kReachedMatch;
-        lookup.tier = CacheTier::kDisk;
-        lookup.restore_s = SecondsSince(start);
-        // Promoted: the next turn of this conversation finds it in memory.
-        Insert(tokens, *state, state->num_tokens(), {}, on_disk.kind, /*persist=*/false);
-        return lookup;
-      }
-      DS_LOG_WARN("disk cache restore failed, using the memory tier: {}", status.message());
-      state->Clear();
-    } else {
-      disk_->Release(on_disk);
+    cache::DiskMatch on_disk =
+        RestoreDeepestFromDisk(tokens, match.resume_tokens, max_restore_bytes, state);
+    if (on_disk.resume_tokens > 0) {
+      match.lease.Release();
+      lookup.resumed_tokens = on_disk.resume_tokens;
+      lookup.longest_match_tokens = std::max(lookup.longest_match_tokens, on_disk.resume_tokens);
+      lookup.limit = cache::ResumeLimit::kReachedMatch;
+      lookup.tier = CacheTier::kDisk;
+      lookup.restore_s = SecondsSince(start);
+      // Promoted: the next turn of this conversation finds it in memory.
+      Insert(tokens, *state, state->num_tokens(), {}, on_disk.kind, /*persist=*/false);
+      return lookup;
     }
     if (on_disk.guarded && match.resume_tokens == 0) {
       lookup.limit = cache::ResumeLimit::kRestoreGuard;

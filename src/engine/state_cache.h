@@ -2,7 +2,9 @@
 // (cache/prefix_cache.h), which decides what is kept and where a prompt resumes, with the payload
 // bytes of its records; its optional disk tier (cache/disk_tier.h) persists every new record in
 // the background. A lookup takes the deeper resume point of the two tiers; a disk hit is copied
-// into the memory tier, so the next turn finds it there.
+// into the memory tier, so the next turn finds it there. A disk record that fails its checks
+// leaves the disk tier with what hangs off it, and the restore goes on from the deepest point
+// left whose records are all good.
 //
 // Payloads (see cache/prefix_cache.h for the records):
 //  - KV block j: SequenceState::CopyKvRows(j * B, (j + 1) * B);
@@ -77,8 +79,9 @@ class StateCache {
   const StateCacheOptions& options() const { return options_; }
 
   // Clears `state` and restores the deepest cached prefix of `tokens` into it (never all of it:
-  // at least one token is left to compute). A payload that fails to restore leaves the state
-  // cleared, which is a cold start, and is reported as resumed_tokens = 0.
+  // at least one token is left to compute). A damaged disk record costs only the depth past
+  // it (see above); a memory payload that fails to restore leaves the state cleared, which is a
+  // cold start, and is reported as resumed_tokens = 0.
   CacheLookup Restore(std::span<const int32_t> tokens, state::SequenceState* state);
 
   // Stores what is missing for tokens[0, state.num_tokens()): its full KV blocks and a snapshot
@@ -106,8 +109,15 @@ class StateCache {
   void Insert(std::span<const int32_t> tokens, const state::SequenceState& state, int64_t position,
               std::span<const uint8_t> recurrent, cache::SnapshotKind kind, bool persist);
   Status RestoreFromMemory(const cache::Match& match, state::SequenceState* state);
+  // The deepest disk resume point past floor_tokens whose records all restore, restored into
+  // `state`; resume_tokens = 0 (and `state` cleared) when there is none.
+  cache::DiskMatch RestoreDeepestFromDisk(std::span<const int32_t> tokens, int64_t floor_tokens,
+                                          int64_t max_restore_bytes, state::SequenceState* state);
+  // The records of `match` into `state`; the first that fails is discarded from the disk tier.
   Status RestoreFromDisk(const cache::DiskMatch& match, std::span<const int32_t> tokens,
                          state::SequenceState* state);
+  Status AppendDiskRecord(const cache::DiskRecordRef& ref, std::span<const uint8_t> payload,
+                          state::SequenceState* state);
 
   StateCacheOptions options_;
   bool has_recurrent_state_;

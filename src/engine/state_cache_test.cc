@@ -7,7 +7,11 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
+
+#include "cache/disk_files.h"
+#include "cache/disk_record.h"
 
 namespace ds::engine {
 namespace {
@@ -91,6 +95,53 @@ TEST_F(StateCacheTest, ADiskDirectoryAnotherUserMadeLeavesTheMemoryTierServing) 
   EXPECT_EQ(lookup.resumed_tokens, 8);
   EXPECT_EQ(lookup.tier, CacheTier::kMemory);
   EXPECT_TRUE(HoldsPosition(restored, 8));
+}
+
+// One damaged block in the middle of a chain on disk: the restore keeps the good prefix before
+// it (here up to the snapshot at 4), and the damaged block leaves the index with what hangs off it.
+TEST_F(StateCacheTest, ADamagedDiskBlockCostsOnlyTheDepthPastIt) {
+  std::vector<int32_t> tokens(16);
+  std::iota(tokens.begin(), tokens.end(), 100);
+  {
+    StateCache writer(Options(), HybridLayout());
+    ASSERT_NE(writer.disk(), nullptr);
+    state::SequenceState s(HybridLayout());
+    RunTo(&s, 4);
+    writer.Store(tokens, s, cache::SnapshotKind::kMessageBoundary);
+    RunTo(&s, 12);
+    writer.Store(tokens, s, cache::SnapshotKind::kGenerationEnd);
+  }  // written: blocks 0, 1 and 2 and snapshots at 4 and 12
+  const std::span<const int32_t> ids(tokens);
+  const uint64_t seed = Options().model_fingerprint;
+  const cache::Hash128 block0 = cache::BlockKey({}, ids.subspan(0, kBlock), seed);
+  const cache::Hash128 block1 = cache::BlockKey(block0, ids.subspan(kBlock, kBlock), seed);
+  const fs::path damaged = fs::path(model_dir()) / cache::RecordFileName(false, block1);
+  {
+    std::fstream f(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-1, std::ios::end);
+    f.put('\x55');
+  }
+
+  StateCache reader(Options(), HybridLayout());  // a restart: memory is empty
+  ASSERT_NE(reader.disk(), nullptr);
+  ASSERT_EQ(reader.disk()->stats().records_at_open, 5);
+  state::SequenceState restored(HybridLayout());
+  CacheLookup lookup = reader.Restore(tokens, &restored);
+  EXPECT_EQ(lookup.resumed_tokens, 4) << "the good prefix before the damaged block was lost";
+  EXPECT_EQ(lookup.tier, CacheTier::kDisk);
+  EXPECT_TRUE(HoldsPosition(restored, 4));
+
+  const cache::DiskStats disk = reader.disk()->stats();
+  EXPECT_EQ(disk.quarantined, 1);
+  EXPECT_EQ(disk.num_blocks, 1) << "block 1 and block 2 behind it are still indexed";
+  EXPECT_EQ(disk.num_snapshots[static_cast<int>(cache::SnapshotKind::kMessageBoundary)], 1);
+  EXPECT_EQ(disk.num_snapshots[static_cast<int>(cache::SnapshotKind::kGenerationEnd)], 0);
+  EXPECT_TRUE(fs::exists(fs::path(model_dir()) / cache::kQuarantineDirName / damaged.filename()));
+  EXPECT_FALSE(fs::exists(damaged));
+  // A second request finds no records that can only fail: the memory tier has the prefix now.
+  state::SequenceState again(HybridLayout());
+  EXPECT_EQ(reader.Restore(tokens, &again).tier, CacheTier::kMemory);
+  EXPECT_EQ(reader.disk()->stats().quarantined, 1);
 }
 
 }  // namespace
