@@ -391,8 +391,8 @@ void DiskTier::Submit(DiskWrite write) {
   if (write.snapshot) bytes += write.snapshot->second->size();
   {
     std::lock_guard lock(mu_);
-    if (!stats_.writable || stats_.pending_bytes + bytes > options_.max_pending_bytes) {
-      ++stats_.writes_dropped;
+    if (WritePaused() || stats_.pending_bytes + bytes > options_.max_pending_bytes) {
+      DropWrite();
       return;
     }
     stats_.pending_bytes += bytes;
@@ -486,8 +486,8 @@ void DiskTier::WriteRecord(DiskRecordMeta meta, const std::vector<uint8_t>& payl
       Touch(&it->second, false);
       return;
     }
-    if (!stats_.writable || file_bytes > options_.cap_bytes) {
-      ++stats_.writes_dropped;
+    if (WritePaused() || file_bytes > options_.cap_bytes) {
+      DropWrite();
       return;
     }
     while (stats_.used_bytes + file_bytes > options_.cap_bytes && EvictOne()) {
@@ -501,22 +501,52 @@ void DiskTier::WriteRecord(DiskRecordMeta meta, const std::vector<uint8_t>& payl
   std::vector<uint8_t> header = EncodeRecordHeader(meta);
   Status status = WriteRecordAtomically(options_.dir, name, header, payload);
   if (!status.ok()) {
-    StopWriting(status);
+    PauseWriting(status);
     return;
   }
   std::lock_guard lock(mu_);
+  if (!stats_.writable) {
+    stats_.writable = true;
+    DS_LOG_INFO("disk cache tier: writing resumed; {} writes were dropped while it was paused",
+                dropped_while_paused_);
+    dropped_while_paused_ = 0;
+  }
   AddEntry(meta, file_bytes);
   ++stats_.records_written;
   stats_.bytes_written += file_bytes;
 }
 
-void DiskTier::StopWriting(const Status& why) {
+void DiskTier::PauseWriting(const Status& why) {
   std::lock_guard lock(mu_);
   ++stats_.write_errors;
-  if (!stats_.writable) return;
+  // The disk may be full for a while (until someone frees space) or for good: retries back off.
+  const bool was_writable = stats_.writable;
+  retry_delay_s_ = was_writable ? options_.write_retry_s
+                                : std::min(2 * retry_delay_s_, options_.write_retry_max_s);
+  retry_at_s_ = NowS() + retry_delay_s_;
   stats_.writable = false;
-  DS_LOG_WARN("disk cache tier: writing stopped, serving goes on with the memory tier: {}",
-              why.message());
+  if (was_writable) {
+    DS_LOG_WARN("disk cache tier: writing paused for {:.0f} s, writes until then are dropped and "
+                "serving goes on with the memory tier: {}",
+                retry_delay_s_, why.message());
+  } else {
+    DS_LOG_WARN("disk cache tier: a retry failed, writing paused for {:.0f} s more ({} writes "
+                "dropped so far): {}",
+                retry_delay_s_, dropped_while_paused_, why.message());
+  }
+}
+
+double DiskTier::NowS() const {
+  if (options_.clock_s) return options_.clock_s();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool DiskTier::WritePaused() const { return !stats_.writable && NowS() < retry_at_s_; }
+
+void DiskTier::DropWrite() {
+  ++stats_.writes_dropped;
+  if (!stats_.writable) ++dropped_while_paused_;
 }
 
 }  // namespace ds::cache

@@ -15,8 +15,10 @@
 //   (their files are deleted: no lookup can reach them). A new Lookup then finds the deepest
 //   resume point whose records are all good.
 // - Submit queues writes and returns at once; a writer thread evicts under the byte cap and
-//   writes. When the queue is full the write is dropped; when the disk fails (full, read-only,
-//   vanished) writing stops with one warning and reads go on.
+//   writes. When the queue is full the write is dropped. When the disk fails (full, read-only,
+//   vanished) writing pauses with one warning while reads go on; writes are dropped (and
+//   counted) until the pause is over, then the next one is tried: it resumes writing when it
+//   succeeds, and when it fails the next pause is twice as long, up to a limit.
 // Eviction under the cap: KV that no snapshot can use goes first (hybrid leaf blocks, orphans),
 // then by value (GDSF as in eviction.h); pinned records are never evicted, and the newest
 // conversation tails only when nothing else is left.
@@ -27,6 +29,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -58,10 +61,15 @@ struct DiskTierOptions {
   int64_t max_pending_bytes = int64_t{1} << 30;  // queued payload bytes; more are dropped
   int protected_tails = 8;  // newest conversation tails kept until nothing else is left
   EvictionPolicy eviction = EvictionPolicy::kValue;
+  // The pause after a failed write; each failed retry doubles it, up to write_retry_max_s.
+  double write_retry_s = 30;
+  double write_retry_max_s = 300;
+  // Monotonic seconds for the pauses; null: steady_clock. Tests inject their own.
+  std::function<double()> clock_s;
 };
 
 struct DiskStats {
-  bool writable = false;
+  bool writable = false;  // false while writing is paused after a failed write
   int64_t cap_bytes = 0;
   int64_t used_bytes = 0;
   int64_t num_blocks = 0;
@@ -70,7 +78,7 @@ struct DiskStats {
   int64_t pending_bytes = 0;
   int64_t records_written = 0;
   int64_t bytes_written = 0;
-  int64_t writes_dropped = 0;  // queue full, too big for the cap, or writing stopped
+  int64_t writes_dropped = 0;  // queue full, too big for the cap, or writing paused
   int64_t write_errors = 0;
   int64_t records_read = 0;
   int64_t bytes_read = 0;
@@ -156,7 +164,12 @@ class DiskTier {
   void WriterLoop();
   void WriteJob(const DiskWrite& job);
   void WriteRecord(DiskRecordMeta meta, const std::vector<uint8_t>& payload);
-  void StopWriting(const Status& why);
+  void PauseWriting(const Status& why);
+  double NowS() const;
+
+  // Under mu_.
+  bool WritePaused() const;  // paused after a failure, and not yet time to retry
+  void DropWrite();
 
   // Under mu_.
   void AddEntry(const DiskRecordMeta& meta, int64_t file_bytes);
@@ -183,6 +196,9 @@ class DiskTier {
   std::unordered_map<Hash128, std::vector<Hash128>, Hash128Hasher> snapshots_by_parent_;
   double clock_ = 0;
   uint64_t use_counter_ = 0;
+  double retry_at_s_ = 0;     // while paused: when the next write may be tried (NowS)
+  double retry_delay_s_ = 0;  // the current pause
+  int64_t dropped_while_paused_ = 0;
   DiskStats stats_;
   std::thread writer_;
 };

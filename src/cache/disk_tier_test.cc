@@ -1,13 +1,17 @@
 // The disk tier without a model: records round-trip through files and restarts, damage of any
-// kind is caught and quarantined, other formats are left alone, the cap holds, the restore guard
-// picks a shallower point, and a failing disk stops writes without stopping lookups.
+// kind is caught and quarantined with what hangs off it, other formats and record lookalikes are
+// left alone, directories another user controls keep it closed, the cap holds, the restore guard
+// picks a shallower point, and a failing disk pauses writes, not lookups, until it works again.
 #include "cache/disk_tier.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -375,7 +379,7 @@ TEST_F(DiskTierTest, TheRestoreGuardFallsBackToAShallowerSnapshot) {
   EXPECT_EQ(tier->Lookup(Ids(16), 0).resume_tokens, 0);
 }
 
-TEST_F(DiskTierTest, AVanishedDirectoryStopsWritesNotLookups) {
+TEST_F(DiskTierTest, AVanishedDirectoryPausesWritesNotLookups) {
   auto tier = Open(Options());
   ASSERT_NE(tier, nullptr);
   tier->Submit(Conversation(Ids(10), 1));
@@ -396,6 +400,72 @@ TEST_F(DiskTierTest, AVanishedDirectoryStopsWritesNotLookups) {
   const int64_t dropped = tier->stats().writes_dropped;
   tier->Submit(Conversation(Ids(10, 900), 3));
   EXPECT_EQ(tier->stats().writes_dropped, dropped + 1) << "dropped at once, never queued";
+}
+
+// Makes every write past `bytes` of a file fail with EFBIG, as a full disk fails them with
+// ENOSPC (both are ResourceExhausted), until destroyed: process-wide, like the disk.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{bytes, saved_.rlim_max};
+    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, handler_);
+  }
+
+ private:
+  rlimit saved_;
+  void (*handler_)(int);
+};
+
+TEST_F(DiskTierTest, AFullDiskPausesWritingWhichResumesOnceAWriteSucceeds) {
+  std::atomic<double> now_s{1000};
+  DiskTierOptions o = Options();
+  o.write_retry_s = 30;
+  o.write_retry_max_s = 100;
+  o.clock_s = [&now_s] { return now_s.load(); };
+  auto tier = Open(o);
+  ASSERT_NE(tier, nullptr);
+  int tag = 0;
+  // Submits a conversation of 3 records, waits for the writer, and says what became of them.
+  auto write = [&] {
+    const DiskStats before = tier->stats();
+    ++tag;
+    tier->Submit(Conversation(Ids(10, 100 * tag), tag));
+    tier->Flush();
+    const DiskStats after = tier->stats();
+    return std::tuple{after.records_written - before.records_written,
+                      after.writes_dropped - before.writes_dropped,
+                      after.write_errors - before.write_errors};
+  };
+  using Outcome = std::tuple<int64_t, int64_t, int64_t>;  // written, dropped, failed
+  ASSERT_EQ(write(), Outcome(3, 0, 0));
+  {
+    FileSizeLimit full(16);
+    EXPECT_EQ(write(), Outcome(0, 2, 1)) << "the rest of the job is dropped, not tried";
+    EXPECT_FALSE(tier->stats().writable);
+    EXPECT_EQ(write(), Outcome(0, 1, 0)) << "dropped at once, never queued";
+  }
+  now_s = now_s + 29;  // space is free again, but the pause is not over
+  EXPECT_EQ(write(), Outcome(0, 1, 0));
+  now_s = now_s + 1;
+  EXPECT_EQ(write(), Outcome(3, 0, 0)) << "writing resumes";
+  EXPECT_TRUE(tier->stats().writable);
+
+  FileSizeLimit full(16);
+  EXPECT_EQ(write(), Outcome(0, 2, 1));  // paused for 30 s
+  double pause_s = 30;
+  for (double next_pause_s : {60, 100, 100}) {  // each failed retry doubles it, up to 100 s
+    now_s = now_s + pause_s - 1;
+    EXPECT_EQ(write(), Outcome(0, 1, 0)) << "still paused, " << pause_s << " s";
+    now_s = now_s + 1;
+    EXPECT_EQ(write(), Outcome(0, 2, 1)) << "a retry after " << pause_s << " s, which fails";
+    pause_s = next_pause_s;
+  }
 }
 
 TEST_F(DiskTierTest, AnUnusableDirectoryIsAClearError) {

@@ -65,11 +65,11 @@ ServerMetrics::ServerMetrics(const engine::Engine* engine) : engine_(engine) {
   r.DeclareGauge("deltaserve_cache_snapshot_bytes", "Bytes of snapshots, by tier and kind.");
   r.DeclareCounter("deltaserve_cache_evictions_total", "Records evicted, by tier and reason.");
   r.DeclareGauge("deltaserve_disk_cache_writable",
-                 "1 while the disk tier writes; 0 after a disk failure stopped it.");
+                 "1 while the disk tier writes; 0 while a disk failure has paused it.");
   r.DeclareGauge("deltaserve_disk_cache_pending_bytes", "Payload bytes queued for the disk.");
   r.DeclareCounter("deltaserve_disk_cache_records_written_total", "Records written to disk.");
   r.DeclareCounter("deltaserve_disk_cache_writes_dropped_total",
-                   "Disk writes dropped: queue full, too big for the cap, or writing stopped.");
+                   "Disk writes dropped: queue full, too big for the cap, or writing paused.");
   r.DeclareCounter("deltaserve_disk_cache_write_errors_total", "Disk writes that failed.");
   r.DeclareCounter("deltaserve_disk_cache_quarantined_total",
                    "Damaged disk records moved to quarantine, never restored.");

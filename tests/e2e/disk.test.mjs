@@ -1,8 +1,8 @@
 // The disk tier seen from outside: a restart between two turns is a disk hit with the cold
 // output, SIGKILL while writing never leaves a record that is restored damaged, flipped and
-// truncated files are quarantined and the request is served cold, the cap holds, a read-only,
-// full or vanished directory only turns the disk tier off, and `deltaserve cache` reports and
-// maintains the directory.
+// truncated files are quarantined and the request is served cold, the cap holds, a read-only
+// directory only turns the disk tier off and a full or vanished one only pauses its writes, and
+// `deltaserve cache` reports and maintains the directory.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -305,15 +305,15 @@ test('a read-only directory turns the disk tier off with a warning', async () =>
   assert.match(log, /disk cache tier off, serving goes on with the memory tier: cannot create/);
 });
 
-test('a full disk stops disk writes with a warning and serving goes on', async () => {
+test('a full disk pauses disk writes with a warning and serving goes on', async () => {
   const cacheDir = path.join(work, 'full');
   // A file-size limit below one KV block record: every record write fails as on a full disk.
   const log = await servesWithoutDisk(['--cache-dir', cacheDir], { prlimitFsize: 100000 },
-    /writing stopped/);
-  assert.match(log, /disk cache tier: writing stopped, serving goes on with the memory tier: .*File too large/);
+    /writing paused/);
+  assert.match(log, /disk cache tier: writing paused for 30 s, writes until then are dropped and serving goes on with the memory tier: .*File too large/);
 });
 
-test('a directory that vanishes while serving stops disk writes, not serving', async () => {
+test('a directory that vanishes while serving pauses disk writes, not serving', async () => {
   const cacheDir = path.join(work, 'vanish');
   const server = await startServer(['--cache-dir', cacheDir], { embedded: true });
   try {
@@ -324,7 +324,7 @@ test('a directory that vanishes while serving stops disk writes, not serving', a
     const messages = [{ role: 'user', content: words(9, 400) }];
     const [reply, reference] = [await chat(server, messages), await chat(cold, messages)];
     assertSameAsCold(reply, reference, 'after the directory vanished');
-    await waitForLog(server, /writing stopped/);
+    await waitForLog(server, /writing paused/);
     assert.equal(existsSync(cacheDir), false);
   } finally {
     assert.equal(await server.stop(), 0);
