@@ -69,6 +69,33 @@ TEST_F(PromptCacheTest, RepliesKeepTheirGeneratedIds) {
   EXPECT_EQ(tokenizer_->Decode(ids, true), next);
 }
 
+// Ids seeded from the disk tier after a restart are reused as far as the new text repeats
+// their pieces, even where tokenising the text afresh would merge them otherwise.
+TEST_F(PromptCacheTest, SeededIdsAreReusedAfterARestart) {
+  auto tokenizer = text::Tokenizer::FromVocab(MakeDefaultVocab(300));
+  ASSERT_TRUE(tokenizer.ok());
+  const text::Tokenizer& t = **tokenizer;
+  const std::string stored = "<|im_start|>user\nhello there<|im_end|>\n";
+  // One id per byte outside the specials: not what Encode gives.
+  std::vector<int32_t> seeded = t.Encode("<|im_start|>", false, true);
+  for (char c : std::string("user\nhello there")) {
+    const std::vector<int32_t> byte = t.Encode(std::string(1, c), false, true);
+    seeded.insert(seeded.end(), byte.begin(), byte.end());
+  }
+  for (int32_t id : t.Encode("<|im_end|>\n", false, true)) seeded.push_back(id);
+  ASSERT_NE(seeded, t.Encode(stored, true, true));
+  server::ContinuityMemo memo(&t);
+  memo.Seed(seeded);
+  int64_t reused = 0;
+  const std::vector<int32_t> ids = memo.Encode(stored + "<|im_start|>assistant\n", &reused);
+  EXPECT_EQ(reused, static_cast<int64_t>(seeded.size()));
+  EXPECT_TRUE(std::equal(seeded.begin(), seeded.end(), ids.begin()));
+  // A text that leaves the stored one keeps the ids of the part it repeats.
+  memo.Encode("<|im_start|>user\nhello world", &reused);
+  EXPECT_EQ(reused, static_cast<int64_t>(t.Encode("<|im_start|>", false, true).size() +
+                                         std::string("user\nhello ").size()));
+}
+
 TEST_F(PromptCacheTest, AReplyCutShortKeepsTheIdsOfWhatWasKept) {
   ContinuityMemo memo(tokenizer_.get());
   const std::vector<int32_t> prompt_ids = Encode(kPrompt);

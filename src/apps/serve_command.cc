@@ -116,6 +116,12 @@ Status Serve(ServeFlags flags) {
   engine::Engine engine(loaded.model.get(), flags.engine);
   DS_ASSIGN_OR_RETURN(std::unique_ptr<server::ChatService> service,
                       server::ChatService::Create(&engine, loaded.tokenizer.get(), flags.chat));
+  if (engine.cache() != nullptr && engine.cache()->disk() != nullptr) {
+    // As many as the continuity memo keeps.
+    const std::vector<std::vector<int32_t>> kept = engine.cache()->disk()->RecentSequences(32);
+    service->SeedContinuity(kept);
+    DS_LOG_INFO("continuity: {} conversation(s) from the disk tier tokenise as before", kept.size());
+  }
   if (flags.server.model_id.empty()) {
     flags.server.model_id = flags.model_path.empty()
                                 ? "deltaserve-default"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <tuple>
 
 #include "base/log.h"
 #include "cache/disk_files.h"
@@ -405,6 +406,38 @@ void DiskTier::Submit(DiskWrite write) {
 void DiskTier::Flush() {
   std::unique_lock lock(mu_);
   writer_idle_.wait(lock, [&] { return queue_.empty() && !writer_busy_; });
+}
+
+std::vector<std::vector<int32_t>> DiskTier::RecentSequences(size_t max) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<const Entry*> ends;
+  for (const auto& [key, entry] : snapshots_) {
+    const SnapshotKind kind = entry.meta.kind;
+    if (kind == SnapshotKind::kPromptEnd || kind == SnapshotKind::kGenerationEnd ||
+        kind == SnapshotKind::kInterrupted) {
+      ends.push_back(&entry);
+    }
+  }
+  std::sort(ends.begin(), ends.end(), [](const Entry* a, const Entry* b) {
+    return std::tie(a->meta.written_unix_s, a->last_used) >
+           std::tie(b->meta.written_unix_s, b->last_used);
+  });
+  std::vector<std::vector<int32_t>> sequences;
+  for (const Entry* end : ends) {
+    if (sequences.size() >= max) break;
+    std::vector<const DiskRecordMeta*> chain = {&end->meta};
+    while (!(chain.back()->parent_key == kNoParent)) {
+      auto parent = blocks_.find(chain.back()->parent_key);
+      if (parent == blocks_.end()) break;
+      chain.push_back(&parent->second.meta);
+    }
+    if (chain.back()->begin_tokens != 0) continue;  // a block of the chain is gone
+    std::vector<int32_t>& ids = sequences.emplace_back();
+    for (auto meta = chain.rbegin(); meta != chain.rend(); ++meta) {
+      ids.insert(ids.end(), (*meta)->ids.begin(), (*meta)->ids.end());
+    }
+  }
+  return sequences;
 }
 
 DiskStats DiskTier::stats() const {

@@ -147,6 +147,11 @@ class DiskTier {
 
   DiskStats stats() const;
 
+  // The token ids of the newest stored conversation ends (prompt ends, reply ends, interrupted
+  // replies) whose whole chain of blocks is on disk, newest first, at most `max`: what the server
+  // tokenised before it restarted, so that it can tokenise the next turns the same way.
+  std::vector<std::vector<int32_t>> RecentSequences(size_t max) const;
+
  private:
   struct Entry {
     DiskRecordMeta meta;

@@ -184,6 +184,28 @@ TEST_F(DiskTierTest, RecordsSurviveARestartAndAreChecked) {
   EXPECT_EQ(tier->Lookup(other, std::numeric_limits<int64_t>::max()).resume_tokens, 0);
 }
 
+// After a restart the server tokenises each conversation's next turn the way it did before,
+// from the ids of the conversation ends on disk: re-tokenising the text afresh can give other
+// ids (BPE merges across what were separate steps), and then the next turn finds nothing.
+TEST_F(DiskTierTest, RecentSequencesGiveTheWholeIdsOfConversationEnds) {
+  std::vector<int32_t> other = Ids(7);
+  for (int32_t& id : other) id += 500;
+  {
+    auto tier = Open(Options());
+    ASSERT_NE(tier, nullptr);
+    tier->Submit(Conversation(Ids(10), 1));
+    tier->Submit(Conversation(other, 2, SnapshotKind::kPromptEnd));
+    tier->Submit(Conversation(Ids(9), 3, SnapshotKind::kMessageBoundary));
+    tier->Flush();
+  }
+  auto tier = Open(Options());
+  ASSERT_NE(tier, nullptr);
+  std::vector<std::vector<int32_t>> sequences = tier->RecentSequences(10);
+  std::sort(sequences.begin(), sequences.end());
+  EXPECT_EQ(sequences, (std::vector<std::vector<int32_t>>{Ids(10), other}));
+  EXPECT_EQ(tier->RecentSequences(1).size(), 1u);
+}
+
 TEST_F(DiskTierTest, DenseModelsResumeInsideAnyCachedBlock) {
   auto tier = Open(Options(/*hybrid=*/false));
   ASSERT_NE(tier, nullptr);

@@ -56,6 +56,11 @@ class ChatService {
   api::Json Load() const;
   // Anthropic count_tokens: the prompt's token count.
   StatusOr<int64_t> CountTokens(const api::ChatRequest& request) const;
+  // Conversations the cache kept across a restart, newest first: their next turns tokenise as
+  // they did before it (PromptBuilder::SeedContinuity).
+  void SeedContinuity(const std::vector<std::vector<int32_t>>& sequences) const {
+    prompts_->SeedContinuity(sequences);
+  }
   // Builds the prompt and submits it; errors (template, context overflow, busy) as Status.
   StatusOr<std::unique_ptr<StartedRequest>> Start(api::ChatRequest request);
 

@@ -31,6 +31,20 @@ void ContinuityMemo::Record(std::string prompt_text, std::vector<int32_t> prompt
   while (entries_.size() > max_entries_) entries_.pop_front();
 }
 
+void ContinuityMemo::Seed(std::span<const int32_t> ids) {
+  if (ids.empty()) return;
+  // No prompt that must match whole: any prefix of whole ids whose text a prompt repeats counts.
+  Entry entry;
+  for (int32_t id : ids) {
+    entry.text += tokenizer_->TokenToPiece(id, /*render_special=*/true);
+    entry.ids.push_back(id);
+    entry.reply_ends.push_back(entry.text.size());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.push_back(std::move(entry));
+  while (entries_.size() > max_entries_) entries_.pop_front();
+}
+
 ContinuityMemo::Reuse ContinuityMemo::Match(const Entry& entry, std::string_view text) const {
   if (text.size() < entry.prompt_chars ||
       text.compare(0, entry.prompt_chars, entry.text, 0, entry.prompt_chars) != 0) {

@@ -31,6 +31,10 @@ class ContinuityMemo {
   void Record(std::string prompt_text, std::vector<int32_t> prompt_ids,
               std::span<const int32_t> reply_ids);
 
+  // Ids the server produced before it restarted (a stored conversation, prompt and reply), to
+  // be reused as far as a new prompt's text repeats their pieces.
+  void Seed(std::span<const int32_t> ids);
+
   // Encode(text) with special tokens parsed, except that the longest remembered part keeps its
   // remembered ids. `reused_tokens` (optional) reports how many ids came from the memo.
   std::vector<int32_t> Encode(std::string_view text, int64_t* reused_tokens = nullptr);

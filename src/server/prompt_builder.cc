@@ -164,6 +164,11 @@ void PromptBuilder::RecordReply(const BuiltPrompt& prompt,
   memo_->Record(prompt.text, prompt.ids, generated_ids);
 }
 
+void PromptBuilder::SeedContinuity(const std::vector<std::vector<int32_t>>& sequences) const {
+  // Oldest first, so that the newest stay when there are more than the memo keeps.
+  for (auto it = sequences.rbegin(); it != sequences.rend(); ++it) memo_->Seed(*it);
+}
+
 StatusOr<BuiltPrompt> PromptBuilder::Build(const api::ChatRequest& request) const {
   if (request.api != api::ApiKind::kCompletions) return BuildChat(request);
   BuiltPrompt prompt;

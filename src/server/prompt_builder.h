@@ -48,6 +48,8 @@ class PromptBuilder {
   StatusOr<BuiltPrompt> Build(const api::ChatRequest& request) const;
   // Remembers what a chat prompt and its reply tokenised to, for the next turn's prompt.
   void RecordReply(const BuiltPrompt& prompt, std::span<const int32_t> generated_ids) const;
+  // Remembers what the server tokenised before a restart (ContinuityMemo::Seed), newest first.
+  void SeedContinuity(const std::vector<std::vector<int32_t>>& sequences) const;
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
 
  private:
