@@ -63,6 +63,11 @@ DiskTier::~DiskTier() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    drain_deadline_s_ = NowS() + options_.drain_s;
+    if (!queue_.empty()) {
+      DS_LOG_INFO("disk cache: writing {} queued store(s) ({:.1f} MiB) before stopping",
+                  queue_.size(), static_cast<double>(stats_.pending_bytes) / (1 << 20));
+    }
   }
   wake_writer_.notify_all();
   if (writer_.joinable()) writer_.join();
@@ -450,6 +455,13 @@ void DiskTier::WriterLoop() {
   for (;;) {
     wake_writer_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) break;  // stopping, and everything queued is written
+    if (stopping_ && NowS() > drain_deadline_s_) {
+      DS_LOG_WARN("disk cache: stopped with {} store(s) unwritten after {:.0f} s of writing",
+                  queue_.size(), options_.drain_s);
+      stats_.writes_dropped += static_cast<int64_t>(queue_.size());
+      queue_.clear();
+      break;
+    }
     DiskWrite job = std::move(queue_.front());
     queue_.pop_front();
     writer_busy_ = true;
@@ -579,7 +591,17 @@ bool DiskTier::WritePaused() const { return !stats_.writable && NowS() < retry_a
 
 void DiskTier::DropWrite() {
   ++stats_.writes_dropped;
-  if (!stats_.writable) ++dropped_while_paused_;
+  if (!stats_.writable) {
+    ++dropped_while_paused_;  // the pause's own warnings tell of these
+    return;
+  }
+  // The queue is full: the disk is slower than the stores. Once a minute at most.
+  const double now = NowS();
+  if (now - last_drop_warning_s_ < 60) return;
+  last_drop_warning_s_ = now;
+  DS_LOG_WARN("disk cache: dropped a store: {:.0f} MiB already wait to be written; {} dropped "
+              "so far (deltaserve_disk_cache_writes_dropped_total)",
+              static_cast<double>(stats_.pending_bytes) / (1 << 20), stats_.writes_dropped);
 }
 
 }  // namespace ds::cache

@@ -66,6 +66,8 @@ struct DiskTierOptions {
   double write_retry_max_s = 300;
   // Monotonic seconds for the pauses; null: steady_clock. Tests inject their own.
   std::function<double()> clock_s;
+  // How long a stop may go on writing what is queued; the rest is dropped (counted, logged).
+  double drain_s = 30;
 };
 
 struct DiskStats {
@@ -122,7 +124,7 @@ struct DiskWrite {
 class DiskTier {
  public:
   static StatusOr<std::unique_ptr<DiskTier>> Open(const DiskTierOptions& options);
-  // Writes what is queued, then stops the writer.
+  // Writes what is queued, for drain_s at most (logged), then stops the writer.
   ~DiskTier();
   DiskTier(const DiskTier&) = delete;
   DiskTier& operator=(const DiskTier&) = delete;
@@ -204,6 +206,8 @@ class DiskTier {
   double retry_at_s_ = 0;     // while paused: when the next write may be tried (NowS)
   double retry_delay_s_ = 0;  // the current pause
   int64_t dropped_while_paused_ = 0;
+  double last_drop_warning_s_ = -1e9;
+  double drain_deadline_s_ = 0;
   DiskStats stats_;
   std::thread writer_;
 };

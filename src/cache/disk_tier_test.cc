@@ -206,6 +206,30 @@ TEST_F(DiskTierTest, RecentSequencesGiveTheWholeIdsOfConversationEnds) {
   EXPECT_EQ(tier->RecentSequences(1).size(), 1u);
 }
 
+// A stop writes what is queued, but not for longer than drain_s: a supervisor's SIGKILL after
+// its grace period would otherwise cut the drain anywhere.
+TEST_F(DiskTierTest, AStopDrainsTheQueueForABoundedTime) {
+  DiskTierOptions o = Options();
+  double now = 0;
+  o.clock_s = [&now] { return now += 1; };  // every look at the clock is a second later
+  o.drain_s = 2.5;
+  constexpr int kStores = 64;
+  {
+    auto tier = Open(o);
+    ASSERT_NE(tier, nullptr);
+    for (int i = 0; i < kStores; ++i) {
+      std::vector<int32_t> ids = Ids(10);
+      ids[0] = 1000 + i;
+      DiskWrite w = Conversation(ids, i);
+      w.blocks[0].second = Payload(i, 2 << 20);
+      tier->Submit(std::move(w));
+    }
+  }
+  const size_t written = Records().size();
+  EXPECT_GT(written, 0u);
+  EXPECT_LT(written, 3u * kStores);
+}
+
 TEST_F(DiskTierTest, DenseModelsResumeInsideAnyCachedBlock) {
   auto tier = Open(Options(/*hybrid=*/false));
   ASSERT_NE(tier, nullptr);
