@@ -283,6 +283,31 @@ TEST_P(CacheEquivalenceTest, ARestoreThatDoesNotFitIsComputedInstead) {
       << second.done.timings.cache.limit_name();
 }
 
+// A prompt edited early (Claude Code rewrites a line of its system prompt at token 1.5k-3k when
+// the model changes) recomputes at most max(512, d / 8) tokens before the edit at token d, with
+// the default snapshot spacing.
+TEST(EarlyDivergenceTest, AnEditAtTokenDRecomputesAtMostAnEighthBeforeIt) {
+  auto tm = BuildTestModel(TestConfig("qwen35moe"));
+  EngineOptions options = Options(int64_t{1} << 30);
+  options.context_tokens = 32768;
+  options.prefill_chunk_tokens = 512;
+  options.cache.block_tokens = 256;
+  options.cache.snapshot_interval_tokens = engine::StateCacheOptions{}.snapshot_interval_tokens;
+  Engine engine(tm->model.get(), options);
+  std::mt19937 rng(5);
+  std::vector<int32_t> prompt(21000);
+  for (int32_t& id : prompt) id = static_cast<int32_t>(rng() % tm->model->hparams().n_vocab);
+  Generate(&engine, prompt, {}, 1);
+  for (int64_t d : {2000, 6000, 20000}) {
+    std::vector<int32_t> edited = prompt;
+    edited[d] = (edited[d] + 1) % static_cast<int32_t>(tm->model->hparams().n_vocab);
+    const Reply reply = Generate(&engine, edited, {}, 1);
+    const int64_t cached = reply.done.timings.generation.cached_prompt_tokens;
+    EXPECT_LE(cached, d);
+    EXPECT_GE(cached, d - std::max<int64_t>(512, d / 8)) << "edit at " << d;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, CacheEquivalenceTest,
                          ::testing::Values("qwen35moe", "qwen35", "qwen3next", "qwen3", "llama",
                                            "qwen35moe/q4_K"));
