@@ -3,6 +3,7 @@
 // keys named like the long flags) and through a DELTASERVE_* environment variable; precedence is
 // flag, then config file, then environment, then default (docs/configuration.md).
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <csignal>
 #include <cstdio>
@@ -77,10 +78,23 @@ sigset_t BlockShutdownSignals() {
   return set;
 }
 
+// Each open connection is a descriptor, and the reception holds up to 4,096 of them: a soft limit
+// of 1,024 would have accept fail long before.
+void RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    DS_LOG_WARN("cannot raise the open-file limit to {}: fewer connections can be open",
+                static_cast<uint64_t>(limit.rlim_max));
+  }
+}
+
 Status Serve(ServeFlags flags) {
   sigset_t shutdown_signals = BlockShutdownSignals();  // before any thread starts
   // A file-size limit turns a disk-tier write into an error the tier reports, not a crash.
   std::signal(SIGXFSZ, SIG_IGN);
+  RaiseDescriptorLimit();
   const gguf::Residency residency =
       flags.mmap ? gguf::Residency::kMapped : gguf::Residency::kHugePages;
   DS_ASSIGN_OR_RETURN(LoadedModel loaded, OpenModel(flags.model_path, residency));
