@@ -97,6 +97,17 @@ class DiskTierTest : public ::testing::Test {
     return tier;
   }
 
+  // Block 0 with a boundary snapshot at 5, and a conversation of `deep` tokens on the same ids.
+  static void SubmitShallowAndDeep(DiskTier* tier, int64_t deep) {
+    DiskWrite shallow;
+    shallow.tokens = Ids(5);
+    shallow.blocks = {{0, Payload(1)}};
+    shallow.snapshot = {SnapshotKind::kMessageBoundary, Payload(2)};
+    tier->Submit(std::move(shallow));
+    tier->Submit(Conversation(Ids(deep), 3));
+    tier->Flush();
+  }
+
   std::vector<std::string> Records() const {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(dir_)) {
@@ -270,13 +281,7 @@ TEST_F(DiskTierTest, FlippedBytesAreQuarantinedAndNeverRestored) {
 TEST_F(DiskTierTest, ADamagedBlockLeavesTheIndexWithWhatHangsOffIt) {
   auto tier = Open(Options());
   ASSERT_NE(tier, nullptr);
-  DiskWrite shallow;
-  shallow.tokens = Ids(5);
-  shallow.blocks = {{0, Payload(1)}};
-  shallow.snapshot = {SnapshotKind::kMessageBoundary, Payload(2)};
-  tier->Submit(std::move(shallow));
-  tier->Submit(Conversation(Ids(14), 3));  // blocks 1 and 2 and a snapshot at 14 hang off block 0
-  tier->Flush();
+  SubmitShallowAndDeep(tier.get(), 14);  // blocks 1 and 2 and a snapshot at 14 hang off block 0
   DiskMatch match = tier->Lookup(Ids(16), std::numeric_limits<int64_t>::max());
   ASSERT_EQ(match.resume_tokens, 14);
   ASSERT_EQ(match.records.size(), 4u);
@@ -405,13 +410,7 @@ TEST_F(DiskTierTest, EvictionKeepsTheStoreUnderItsCapAndTheNewestTails) {
 TEST_F(DiskTierTest, TheRestoreGuardFallsBackToAShallowerSnapshot) {
   auto tier = Open(Options());
   ASSERT_NE(tier, nullptr);
-  DiskWrite shallow;
-  shallow.tokens = Ids(5);
-  shallow.blocks = {{0, Payload(1)}};
-  shallow.snapshot = {SnapshotKind::kMessageBoundary, Payload(2)};
-  tier->Submit(std::move(shallow));
-  tier->Submit(Conversation(Ids(13), 3));
-  tier->Flush();
+  SubmitShallowAndDeep(tier.get(), 13);
   DiskMatch deep = tier->Lookup(Ids(16), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(deep.resume_tokens, 13);
   EXPECT_EQ(deep.restore_bytes, 4 * 64);
