@@ -149,16 +149,6 @@ class Mutator {
 
 class HttpFuzzTest : public ServerFixture {
  protected:
-  int Connect() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(http_->port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    return fd;
-  }
-
   // The status of the reply to `bytes`, 0 when the server closed without one, -1 when nothing
   // came within `timeout_ms`. Safe from several threads.
   int Exchange(const std::string& bytes, int timeout_ms) {

@@ -1,8 +1,6 @@
 // The HTTP front against clients that hold connections open, frame requests badly or flood the
 // API threads: other clients are still served, /health answers at once, and each bad request
 // gets its own clear status instead of a held thread.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,49 +18,6 @@ using Clock = std::chrono::steady_clock;
 
 class HttpHardeningTest : public ServerFixture {
  protected:
-  int Connect() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(http_->port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    return fd;
-  }
-
-  static void Send(int fd, const std::string& bytes) {
-    EXPECT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(bytes.size()));
-  }
-
-  // What the server sends within `timeout_ms`, until it closes, or until `until` arrives.
-  static std::string Receive(int fd, int timeout_ms, std::string_view until = {}) {
-    std::string out;
-    char buf[4096];
-    const auto end = Clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (Clock::now() < end) {
-      pollfd p{fd, POLLIN, 0};
-      const int left = static_cast<int>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count());
-      if (poll(&p, 1, std::max(left, 1)) <= 0) break;
-      const ssize_t n = recv(fd, buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-      if (!until.empty() && out.find(until) != std::string::npos) break;
-    }
-    return out;
-  }
-
-  // The status of a raw request sent on a fresh connection.
-  int RawStatus(const std::string& request, int timeout_ms = 3000) {
-    const int fd = Connect();
-    Send(fd, request);
-    const std::string reply = Receive(fd, timeout_ms, "\r\n");
-    close(fd);
-    if (reply.rfind("HTTP/1.1 ", 0) != 0) return 0;
-    return std::stoi(reply.substr(9, 3));
-  }
-
   double HealthMs() {
     const auto start = Clock::now();
     auto res = client_->Get("/health");

@@ -1,11 +1,19 @@
 // An in-process server over a scripted model (see scripted_model.h) for HTTP-level tests.
 #pragma once
 
+#include <arpa/inet.h>
 #include <httplib.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include "apps/default_vocab.h"
 #include "apps/scripted_model.h"
@@ -78,6 +86,52 @@ class ServerFixture : public ::testing::Test {
       event.clear();
     }
     return events;
+  }
+
+  // Raw sockets, for requests a client library would not send (bad framing, slow or vanishing
+  // clients).
+  int Connect() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(http_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    return fd;
+  }
+
+  static void Send(int fd, const std::string& bytes) {
+    EXPECT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+
+  // What the server sends within `timeout_ms`, until it closes, or until `until` arrives.
+  static std::string Receive(int fd, int timeout_ms, std::string_view until = {}) {
+    using Clock = std::chrono::steady_clock;
+    std::string out;
+    char buf[4096];
+    const auto end = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (Clock::now() < end) {
+      pollfd p{fd, POLLIN, 0};
+      const int left = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count());
+      if (poll(&p, 1, std::max(left, 1)) <= 0) break;
+      const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+      if (!until.empty() && out.find(until) != std::string::npos) break;
+    }
+    return out;
+  }
+
+  // The status of a raw request sent on a fresh connection.
+  int RawStatus(const std::string& request, int timeout_ms = 3000) {
+    const int fd = Connect();
+    Send(fd, request);
+    const std::string reply = Receive(fd, timeout_ms, "\r\n");
+    close(fd);
+    if (reply.rfind("HTTP/1.1 ", 0) != 0) return 0;
+    return std::stoi(reply.substr(9, 3));
   }
 
   std::unique_ptr<text::Tokenizer> tokenizer_;
