@@ -7,6 +7,7 @@
 #include "server/continuity_memo.h"
 #include "server/prompt_builder.h"
 #include "server/prompt_layout.h"
+#include "server/request_ledger.h"
 #include "server/server_metrics.h"
 #include "text/unicode.h"
 
@@ -212,12 +213,23 @@ TEST_F(PromptCacheTest, MissDiagnosticsShowWhereAndWhy) {
   timings.generation.decode_s = 0.5;
   timings.cache.restore_s = 0.25;
   timings.ttft_s = 1.5;
-  EXPECT_EQ(server::RequestLogLine("r1", timings),
-            "uid=r1 HIT(memory) cached=" + std::to_string(timings.generation.cached_prompt_tokens) +
-                " prefill=" + std::to_string(timings.generation.computed_prompt_tokens) +
+  auto request_line = [&] {
+    server::RequestRecord record = server::MakeRequestRecord(
+        "r1", api::ApiKind::kChatCompletions, server::Outcome::kOk, prompt, timings);
+    record.method = "POST";
+    record.path = "/v1/chat/completions";
+    record.peer = "127.0.0.1";
+    record.status = 200;
+    return server::RequestLogLine(record);
+  };
+  EXPECT_EQ(request_line(),
+            "POST /v1/chat/completions 200 ok from 127.0.0.1 uid=r1 HIT(memory) cached=" +
+                std::to_string(timings.generation.cached_prompt_tokens) + " prefill=" +
+                std::to_string(timings.generation.computed_prompt_tokens) +
                 " restore=0.25s ttft=1.50s decode=11@20.0tok/s");
   timings.generation.cached_prompt_tokens = 0;
-  EXPECT_EQ(server::RequestLogLine("r1", timings).substr(0, 22), "uid=r1 MISS(no_snapsho");
+  EXPECT_NE(request_line().find(" uid=r1 MISS(no_snapshot) cached=0 "), std::string::npos)
+      << request_line();
 }
 
 // --chat-template replaces the model's template; one that does not parse is a clear error.

@@ -4,10 +4,18 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string>
+#include <string_view>
+
 namespace ds {
 
 // Sets the global level from a name ("debug", "info", "warn", "error", "off").
 void SetLogLevel(const std::string& level_name);
+
+// `text` with newlines, tabs and other control characters escaped, and quotes and backslashes
+// too, so that text from a request (a prompt, a path, an error quoting a body) keeps one log
+// record on one line and can be quoted.
+std::string LogSafe(std::string_view text);
 
 }  // namespace ds
 

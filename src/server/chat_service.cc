@@ -76,22 +76,30 @@ api::AnthropicParseOptions ChatService::AnthropicOptions() const {
   return options;
 }
 
-void ChatService::Finished(const StartedRequest& started, const GenerationOutput& output) {
-  const engine::RequestTimings& timings = output.finish.timings;
+void ChatService::RememberReply(const StartedRequest& started, const GenerationOutput& output) {
   if (started.request.api != api::ApiKind::kCompletions) {
     prompts_->RecordReply(started.prompt, output.generated_ids);
   }
-  const char* outcome = !output.status.ok() ? "error"
-                        : output.finish.reason == api::FinishInfo::Reason::kCancelled
-                            ? "cancelled"
-                            : "ok";
-  metrics_.RecordRequest(started.request.api, outcome, timings);
-  history_.Add(MakeRequestRecord(started.id, started.request.api, outcome, started.prompt, timings));
-  DS_LOG_INFO("{}", RequestLogLine(started.id, timings));
+}
+
+RequestRecord ChatService::Finished(const StartedRequest& started,
+                                    const GenerationOutput& output, bool client_gone) {
+  const engine::RequestTimings& timings = output.finish.timings;
+  const Outcome outcome =
+      !output.status.ok() ? Outcome::kError
+      : client_gone || output.finish.reason == api::FinishInfo::Reason::kCancelled
+          ? Outcome::kCancelled
+          : Outcome::kOk;
+  metrics_.RecordRequest(started.request.api, OutcomeName(outcome), timings);
   DS_LOG_DEBUG("uid={} continuity: {} leading ids taken from an earlier prompt or reply",
                started.id, started.prompt.continuity_tokens);
   std::string miss = MissDiagnostics(started.id, started.prompt, timings, *tokenizer_);
   if (!miss.empty()) DS_LOG_INFO("{}", miss);
+  RequestRecord record =
+      MakeRequestRecord(started.id, started.request.api, outcome, started.prompt, timings);
+  if (outcome == Outcome::kError) record.reason = output.status.message();
+  if (outcome == Outcome::kCancelled) record.reason = "the client went away";
+  return record;
 }
 
 StatusOr<api::ChatRequest> ChatService::Parse(api::ApiKind kind, const api::Json& body) const {
@@ -143,16 +151,18 @@ JsonResponse ChatService::Complete(StartedRequest* started) {
   GenerationOutput output =
       runner.Run([](const std::string&, const std::vector<text::OutputEvent>&,
                     const api::TokenInfo*) { return true; });
-  Finished(*started, output);
+  RememberReply(*started, output);
+  RequestRecord record = Finished(*started, output, /*client_gone=*/false);
   if (!output.status.ok()) {
     api::HttpError error = api::ErrorResponse(started->request.api, output.status);
-    return {error.status, error.body};
+    return {error.status, error.body, std::move(record)};
   }
-  return {200, BuildFinalResponse(started->request, output, started->id, started->created)};
+  return {200, BuildFinalResponse(started->request, output, started->id, started->created),
+          std::move(record)};
 }
 
-void ChatService::Stream(StartedRequest* started,
-                         const std::function<bool(std::string_view)>& write) {
+RequestRecord ChatService::Stream(StartedRequest* started,
+                                  const std::function<bool(std::string_view)>& write) {
   std::unique_ptr<StreamFormat> format =
       MakeStreamFormat(started->request, started->id, started->created);
   bool connected = true;
@@ -167,13 +177,10 @@ void ChatService::Stream(StartedRequest* started,
   GenerationOutput output = runner.Run(
       [&](const std::string& text, const std::vector<text::OutputEvent>& events,
           const api::TokenInfo* token) { return send(format->OnProgress(text, events, token)); });
-  Finished(*started, output);
-  if (!connected) return;
-  if (!output.status.ok()) {
-    send(format->Fail(output.status));
-    return;
-  }
-  send(format->Finish(output.finish));
+  RememberReply(*started, output);
+  if (connected) send(output.status.ok() ? format->Finish(output.finish)
+                                          : format->Fail(output.status));
+  return Finished(*started, output, /*client_gone=*/!connected);
 }
 
 }  // namespace ds::server

@@ -33,6 +33,7 @@ struct StartedRequest {
 struct JsonResponse {
   int status = 200;
   api::Json body;
+  RequestRecord record;  // the run, for the request ledger (no HTTP fields)
 };
 
 struct ChatServiceOptions {
@@ -67,8 +68,10 @@ class ChatService {
   // Runs to the end and returns the API's response body, or its error shape.
   JsonResponse Complete(StartedRequest* started);
   // Writes SSE frames as output arrives; `write` returning false (client gone) cancels the
-  // generation, which then frees its sequence before the next token.
-  void Stream(StartedRequest* started, const std::function<bool(std::string_view)>& write);
+  // generation, which then frees its sequence before the next token. Returns the run, for the
+  // request ledger (no HTTP fields).
+  RequestRecord Stream(StartedRequest* started,
+                       const std::function<bool(std::string_view)>& write);
 
   ServerMetrics& metrics() { return metrics_; }
   RequestHistory& history() { return history_; }
@@ -78,8 +81,14 @@ class ChatService {
               std::unique_ptr<PromptBuilder> prompts, ChatServiceOptions options);
   std::string NewId(api::ApiKind api);
   api::AnthropicParseOptions AnthropicOptions() const;
-  // Bookkeeping of a request that ran: the continuity memo, metrics and the log lines.
-  void Finished(const StartedRequest& started, const GenerationOutput& output);
+  // Keeps the reply's ids for the continuity memo; called before the client can see the end of
+  // the reply, since it may send its next turn at once.
+  void RememberReply(const StartedRequest& started, const GenerationOutput& output);
+  // Bookkeeping of a request that ran: the engine's metrics and the miss diagnostics; returns
+  // its record, outcome and reason included. `client_gone`: a write to the client failed, so
+  // the reply did not reach it whole, however far the engine got.
+  RequestRecord Finished(const StartedRequest& started, const GenerationOutput& output,
+                         bool client_gone);
 
   engine::Engine* engine_;
   const text::Tokenizer* tokenizer_;

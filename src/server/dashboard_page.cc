@@ -51,7 +51,7 @@ const char* DashboardHtml() {
   <div class="chart"><h2>Cache occupancy per tier</h2><svg id="chart-occupancy" width="460" height="220"></svg></div>
 </div>
 <table>
-  <thead><tr><th>time</th><th>conversation</th><th>prompt</th><th>cached memory</th><th>cached disk</th><th>computed</th>
+  <thead><tr><th>time</th><th class="text">request</th><th>status</th><th class="text">reason</th><th>conversation</th><th>prompt</th><th>cached memory</th><th>cached disk</th><th>computed</th>
   <th>restore ms</th><th>prefill ms</th><th>TTFT ms</th><th>decode tokens</th><th>decode tok/s</th><th>cache</th><th class="text">reason / divergence</th></tr></thead>
   <tbody id="requests"></tbody>
 </table>
@@ -90,7 +90,7 @@ function frame(svg, xMax, yMax, xLabel, yLabel) {
 
 function drawTtft(requests) {
   const svg = document.getElementById('chart-ttft');
-  const rows = requests.slice(0, 40).reverse();
+  const rows = requests.filter((r) => r.ran).slice(0, 40).reverse();
   const total = (r) => r.queue_ms + r.restore_ms + r.prefill_ms;
   const yMax = Math.max(1, ...rows.map(total));
   const f = frame(svg, rows.length, yMax, 'request', 'ms');
@@ -111,7 +111,7 @@ function drawTtft(requests) {
 
 function drawDecode(requests) {
   const svg = document.getElementById('chart-decode');
-  const rows = requests.filter((r) => r.decode_tokens > 1);
+  const rows = requests.filter((r) => r.ran && r.decode_tokens > 1);
   const xMax = Math.max(1, ...rows.map((r) => r.prompt_tokens));
   const yMax = Math.max(1, ...rows.map((r) => r.decode_tokens_per_s));
   const f = frame(svg, xMax, yMax, 'prompt tokens', 'tok/s');
@@ -144,18 +144,20 @@ function drawTable(requests) {
   while (body.firstChild) body.removeChild(body.firstChild);
   for (const r of requests) {
     const tr = document.createElement('tr');
-    tr.dataset.id = r.id;
-    const reason = r.cache === 'MISS' || r.divergence
-      ? r.reason + (r.divergence ? ` at token ${r.divergence.token}, message ${r.divergence.message} (${r.divergence.role})` : '')
+    if (r.id) tr.dataset.id = r.id;
+    const head = [new Date(r.unix_ms).toLocaleTimeString(), `${r.method} ${r.path}`, r.status,
+      r.reason || r.outcome];
+    const reason = !r.ran ? '' : r.cache === 'MISS' || r.divergence
+      ? r.cache_limit + (r.divergence ? ` at token ${r.divergence.token}, message ${r.divergence.message} (${r.divergence.role})` : '')
       : r.tier;
-    const cells = [new Date(r.unix_ms).toLocaleTimeString(), r.conversation, r.prompt_tokens, r.cached_tokens.memory,
-      r.cached_tokens.disk, r.computed_tokens, num(r.restore_ms, 1), num(r.prefill_ms, 1), num(r.ttft_ms, 1),
-      r.decode_tokens, num(r.decode_tokens_per_s, 1), r.cache, reason];
-    cells.forEach((value, i) => {
+    const run = r.ran ? [r.conversation, r.prompt_tokens, r.cached_tokens.memory, r.cached_tokens.disk,
+      r.computed_tokens, num(r.restore_ms, 1), num(r.prefill_ms, 1), num(r.ttft_ms, 1), r.decode_tokens,
+      num(r.decode_tokens_per_s, 1), r.cache, reason] : Array(12).fill('');
+    [...head, ...run].forEach((value, i) => {
       const td = document.createElement('td');
       td.textContent = value;
-      if (i === 1 || i === 12) td.className = 'text';
-      if (i === 11) td.className = value;
+      if (i === 1 || i === 3 || i === 4 || i === 15) td.className = 'text';
+      if (i === 14) td.className = value;
       tr.appendChild(td);
     });
     body.appendChild(tr);

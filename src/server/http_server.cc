@@ -133,6 +133,16 @@ StatusOr<api::Json> ParseBody(const std::string& text) {
   }
 }
 
+RequestHead HeadOf(const httplib::Request& req) {
+  return {req.method, req.path, req.remote_addr};
+}
+
+// A successful read of a monitoring route: not a client's request (see http_server.h).
+void LogMonitoringRead(const httplib::Request& req) {
+  DS_LOG_DEBUG("{} {} 200 from {} (a monitoring read, not counted)", req.method, req.path,
+               req.remote_addr);
+}
+
 std::string PresentedKey(const httplib::Request& req) {
   std::string auth = req.get_header_value("Authorization");
   // The scheme name is case-insensitive (RFC 9110).
@@ -151,6 +161,7 @@ std::string PresentedKey(const httplib::Request& req) {
 HttpServer::HttpServer(ServerOptions options, ChatService* service)
     : options_(std::move(options)),
       service_(service),
+      ledger_(&service_->metrics(), &service_->history()),
       http_(std::make_unique<Routes>()),
       reception_(
           ReceptionFor(options_),
@@ -166,10 +177,11 @@ void HttpServer::RegisterRoutes() {
   http_->on_accept = [this](int fd) { reception_.Add(fd); };
   http_->set_payload_max_length(options_.max_body_bytes);
 
-  http_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+  http_->Get("/health", [this](const httplib::Request& req, httplib::Response& res) {
     api::Json body = service_->Load();
     body["status"] = "ok";
     SendJson(res, 200, body);
+    LogMonitoringRead(req);
   });
   auto models = [this](const httplib::Request& req, httplib::Response& res) {
     if (!Authorized(api::ApiKind::kChatCompletions, req, res)) return;
@@ -177,6 +189,7 @@ void HttpServer::RegisterRoutes() {
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
     SendJson(res, 200, api::ModelsList(options_.model_id, options_.aliases, now));
+    ledger_.Record(HeadOf(req), 200, "");
   };
   http_->Get("/v1/models", models);
   http_->Get("/models", models);
@@ -184,6 +197,7 @@ void HttpServer::RegisterRoutes() {
   http_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
     if (!Authorized(api::ApiKind::kChatCompletions, req, res)) return;
     res.set_content(service_->metrics().Render(), "text/plain; version=0.0.4; charset=utf-8");
+    LogMonitoringRead(req);
   });
 
   const std::pair<const char*, api::ApiKind> routes[] = {
@@ -211,8 +225,9 @@ void HttpServer::RegisterRoutes() {
   }
   // The dashboard. Claude Code also probes the base URL with HEAD (served by this GET route)
   // before its first request. The page holds no data; what it shows is behind the key.
-  http_->Get("/", [](const httplib::Request&, httplib::Response& res) {
+  http_->Get("/", [](const httplib::Request& req, httplib::Response& res) {
     res.set_content(DashboardHtml(), "text/html; charset=utf-8");
+    LogMonitoringRead(req);
   });
   http_->Get("/v1/stats", [this](const httplib::Request& req, httplib::Response& res) {
     if (!Authorized(api::ApiKind::kChatCompletions, req, res)) return;
@@ -222,15 +237,19 @@ void HttpServer::RegisterRoutes() {
                                               1LL, 500LL));
     }
     SendJson(res, 200, service_->history().Stats(recent));
+    LogMonitoringRead(req);
   });
-  // Errors httplib raises itself (unknown path, body over the limit, bad framing) get a JSON body.
-  http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  // Errors httplib raises itself (unknown path, body over the limit, bad framing) get a JSON body
+  // and are recorded here. It calls this for every status from 400 on; those the handlers
+  // answered carry a body, and were recorded where they were made.
+  http_->set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     std::string message = res.status == 404   ? "no route for " + req.method + " " + req.path
                           : res.status == 413 ? "the request body is larger than the limit"
                                               : "the request could not be read";
     SendJson(res, res.status,
              {{"error", {{"message", message}, {"type", "invalid_request_error"}}}});
+    ledger_.Record(HeadOf(req), res.status, std::move(message));
   });
 }
 
@@ -283,48 +302,75 @@ void HttpServer::Serve(const std::shared_ptr<Connection>& connection) {
 }
 
 bool HttpServer::Authorized(api::ApiKind kind, const httplib::Request& req,
-                            httplib::Response& res) const {
+                            httplib::Response& res) {
   if (options_.api_key.empty() || PresentedKey(req) == options_.api_key) return true;
-  api::HttpError error = api::AuthenticationError(kind, "invalid or missing API key");
+  const std::string message = "invalid or missing API key";
+  api::HttpError error = api::AuthenticationError(kind, message);
   SendJson(res, error.status, error.body);
+  ledger_.Record(HeadOf(req), error.status, message);
   return false;
+}
+
+void HttpServer::Fail(api::ApiKind kind, const httplib::Request& req, const Status& status,
+                      httplib::Response& res) {
+  SendError(res, kind, status);
+  ledger_.Record(HeadOf(req), res.status, status.message());
 }
 
 void HttpServer::HandleApi(api::ApiKind kind, const httplib::Request& req,
                            const std::string& body_text, httplib::Response& res) {
   if (!Authorized(kind, req, res)) return;
   StatusOr<api::Json> parsed = ParseBody(body_text);
-  if (!parsed.ok()) return SendError(res, kind, parsed.status());
+  if (!parsed.ok()) return Fail(kind, req, parsed.status(), res);
   const api::Json& body = *parsed;
   if (!body.is_object()) {
-    SendError(res, kind, InvalidArgumentError("the request body must be a JSON object"));
-    return;
+    return Fail(kind, req, InvalidArgumentError("the request body must be a JSON object"), res);
   }
   StatusOr<api::ChatRequest> request = service_->Parse(kind, body);
-  if (!request.ok()) return SendError(res, kind, request.status());
+  if (!request.ok()) return Fail(kind, req, request.status(), res);
   if (kind == api::ApiKind::kAnthropicCountTokens) {
     StatusOr<int64_t> count = service_->CountTokens(*request);
-    if (!count.ok()) return SendError(res, kind, count.status());
+    if (!count.ok()) return Fail(kind, req, count.status(), res);
     SendJson(res, 200, {{"input_tokens", *count}});
+    ledger_.Record(HeadOf(req), 200, "");
     return;
   }
   StatusOr<std::unique_ptr<StartedRequest>> started = service_->Start(std::move(*request));
-  if (!started.ok()) return SendError(res, kind, started.status());
-  if (!(*started)->request.stream) {
-    JsonResponse response = service_->Complete(started->get());
-    SendJson(res, response.status, response.body);
-    return;
-  }
-  std::shared_ptr<StartedRequest> shared = std::move(*started);
+  if (!started.ok()) return Fail(kind, req, started.status(), res);
+  if ((*started)->request.stream) return StreamReply(req, std::move(*started), res);
+  JsonResponse response = service_->Complete(started->get());
+  SendJson(res, response.status, response.body);
+  ledger_.Record(HeadOf(req), response.status, std::move(response.record));
+}
+
+void HttpServer::StreamReply(const httplib::Request& req, std::unique_ptr<StartedRequest> started,
+                             httplib::Response& res) {
+  // httplib calls the provider once the headers are out, and the releaser whether or not the
+  // provider ran: a client gone before the first frame still gets its request cancelled in the
+  // engine and recorded, through a writer that fails at once.
+  struct Streamed {
+    std::unique_ptr<StartedRequest> started;
+    RequestHead head;
+    bool done = false;
+  };
+  auto streamed = std::make_shared<Streamed>(Streamed{std::move(started), HeadOf(req)});
+  auto run = [this, streamed](const std::function<bool(std::string_view)>& write) {
+    if (streamed->done) return;
+    streamed->done = true;
+    RequestRecord record = service_->Stream(streamed->started.get(), write);
+    ledger_.Record(streamed->head, 200, std::move(record));
+  };
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [this, shared](size_t, httplib::DataSink& sink) {
-        service_->Stream(shared.get(), [&sink](std::string_view frame) {
+      "text/event-stream",
+      [run](size_t, httplib::DataSink& sink) {
+        run([&sink](std::string_view frame) {
           return sink.is_writable() && sink.write(frame.data(), frame.size());
         });
         sink.done();
         return true;
-      });
+      },
+      [run](bool) { run([](std::string_view) { return false; }); });
 }
 
 Status HttpServer::Start() {

@@ -5,7 +5,10 @@
 // API routes, whose waiting requests are bounded (max_waiting; beyond, 503). cpp-httplib parses
 // each request and writes its response. Every API route hands a parsed body to the ChatService;
 // handlers never throw, and every error leaves in the API's own error shape
-// (api::ErrorResponse).
+// (api::ErrorResponse). Every request's end goes to the request ledger once, from where it was
+// decided (request_ledger.h), except successful reads of the monitoring routes (/health,
+// /metrics, /v1/stats and the dashboard page), which scrapes and the dashboard's own polling
+// would otherwise bury the clients' requests under.
 // Thread safety: Start()/Stop() from one thread; handlers run on the worker threads.
 #pragma once
 
@@ -18,6 +21,7 @@
 #include "base/status.h"
 #include "server/chat_service.h"
 #include "server/reception.h"
+#include "server/request_ledger.h"
 #include "server/worker_pool.h"
 
 namespace httplib {
@@ -67,12 +71,19 @@ class HttpServer {
   bool HostAllowed(const RequestFrame& frame) const;
   void HandleApi(api::ApiKind kind, const httplib::Request& req, const std::string& body_text,
                  httplib::Response& res);
+  // Answers a started streaming request with SSE frames, and records it once it ended.
+  void StreamReply(const httplib::Request& req, std::unique_ptr<StartedRequest> started,
+                   httplib::Response& res);
+  // Answers `status` in the shape of `kind` and records it.
+  void Fail(api::ApiKind kind, const httplib::Request& req, const Status& status,
+            httplib::Response& res);
   // True when no key is configured or the request presents it; else answers 401 in the shape
-  // of `kind`.
-  bool Authorized(api::ApiKind kind, const httplib::Request& req, httplib::Response& res) const;
+  // of `kind` and records it.
+  bool Authorized(api::ApiKind kind, const httplib::Request& req, httplib::Response& res);
 
   ServerOptions options_;
   ChatService* service_;
+  RequestLedger ledger_;
   std::unique_ptr<Routes> http_;
   Reception reception_;
   std::unique_ptr<WorkerPool> light_pool_;

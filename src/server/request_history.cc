@@ -37,13 +37,60 @@ std::string ConversationId(const BuiltPrompt& prompt) {
   return buf;
 }
 
+// One row of "requests": the engine's figures only for requests it ran.
+api::Json RowJson(const RequestRecord& r) {
+  api::Json row = {{"unix_ms", r.unix_ms}, {"method", r.method},
+                   {"path", r.path},       {"status", r.status},
+                   {"outcome", OutcomeName(r.outcome)},
+                   {"reason", r.reason},   {"ran", r.ran}};
+  if (!r.ran) return row;
+  row.update({{"id", r.id},
+              {"api", r.api},
+              {"conversation", r.conversation},
+              {"prompt_tokens", r.prompt_tokens},
+              {"cached_tokens", {{"memory", r.cached_memory}, {"disk", r.cached_disk}}},
+              {"computed_tokens", r.computed},
+              {"queue_ms", r.queue_ms},
+              {"restore_ms", r.restore_ms},
+              {"prefill_ms", r.prefill_ms},
+              {"ttft_ms", r.ttft_ms},
+              {"decode_tokens", r.decode_tokens},
+              {"decode_tokens_per_s", r.decode_tokens_per_s},
+              {"cache", r.cached_memory + r.cached_disk > 0 ? "HIT" : "MISS"},
+              {"tier", r.tier},
+              {"cache_limit", r.cache_limit}});
+  if (r.divergence_token >= 0) {
+    row["divergence"] = {{"token", r.divergence_token},
+                         {"message", r.divergence_message},
+                         {"role", r.divergence_role}};
+  }
+  return row;
+}
+
 }  // namespace
 
-RequestRecord MakeRequestRecord(const std::string& id, api::ApiKind api, const char* outcome,
+const char* OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk: return "ok";
+    case Outcome::kRejected: return "rejected";
+    case Outcome::kBusy: return "busy";
+    case Outcome::kError: return "error";
+    case Outcome::kCancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+Outcome OutcomeOf(int status) {
+  if (status < 400) return Outcome::kOk;
+  if (status == 429 || status == 503) return Outcome::kBusy;
+  return status < 500 ? Outcome::kRejected : Outcome::kError;
+}
+
+RequestRecord MakeRequestRecord(const std::string& id, api::ApiKind api, Outcome outcome,
                                 const BuiltPrompt& prompt, const engine::RequestTimings& timings) {
   const engine::Timings& t = timings.generation;
   RequestRecord r;
-  r.unix_ms = NowMs();
+  r.ran = true;
   r.id = id;
   r.api = ApiName(api);
   r.outcome = outcome;
@@ -59,7 +106,7 @@ RequestRecord MakeRequestRecord(const std::string& id, api::ApiKind api, const c
   r.decode_tokens = t.generated_tokens;
   r.decode_tokens_per_s = t.decode_tokens_per_s();
   r.tier = engine::CacheTierName(timings.cache.tier);
-  r.reason = timings.cache.limit_name();
+  r.cache_limit = timings.cache.limit_name();
   const int64_t n = static_cast<int64_t>(prompt.ids.size());
   const int64_t matched = timings.cache.longest_match_tokens;
   if (t.cached_prompt_tokens < std::min(matched, n - 1) && matched < n) {
@@ -72,6 +119,8 @@ RequestRecord MakeRequestRecord(const std::string& id, api::ApiKind api, const c
 
 void RequestHistory::Totals::Count(const RequestRecord& r) {
   ++requests;
+  ++outcomes[static_cast<int>(r.outcome)];
+  if (!r.ran) return;
   if (r.prompt_tokens > 0) ++lookups;
   hits_memory += r.cached_memory > 0;
   hits_disk += r.cached_disk > 0;
@@ -85,7 +134,12 @@ api::Json RequestHistory::Totals::ToJson() const {
   auto rate = [](int64_t part, int64_t whole) {
     return whole > 0 ? api::Json(static_cast<double>(part) / whole) : api::Json();
   };
+  api::Json by_outcome = api::Json::object();
+  for (int k = 0; k < kNumOutcomes; ++k) {
+    by_outcome[OutcomeName(static_cast<Outcome>(k))] = outcomes[k];
+  }
   return {{"requests", requests},
+          {"outcomes", std::move(by_outcome)},
           {"lookups", lookups},
           {"hits", {{"memory", hits_memory}, {"disk", hits_disk}}},
           {"hit_rate", {{"memory", rate(hits_memory, lookups)}, {"disk", rate(hits_disk, lookups)}}},
@@ -132,24 +186,8 @@ api::Json RequestHistory::Stats(size_t recent) {
   api::Json requests = api::Json::array();
   size_t shown = 0;
   for (auto it = records_.rbegin(); it != records_.rend(); ++it, ++shown) {
-    const RequestRecord& r = *it;
-    if (shown < recent) last.Count(r);
-    api::Json row = {{"unix_ms", r.unix_ms}, {"id", r.id}, {"api", r.api},
-                     {"outcome", r.outcome}, {"conversation", r.conversation},
-                     {"prompt_tokens", r.prompt_tokens},
-                     {"cached_tokens", {{"memory", r.cached_memory}, {"disk", r.cached_disk}}},
-                     {"computed_tokens", r.computed}, {"queue_ms", r.queue_ms},
-                     {"restore_ms", r.restore_ms}, {"prefill_ms", r.prefill_ms},
-                     {"ttft_ms", r.ttft_ms}, {"decode_tokens", r.decode_tokens},
-                     {"decode_tokens_per_s", r.decode_tokens_per_s},
-                     {"cache", r.cached_memory + r.cached_disk > 0 ? "HIT" : "MISS"},
-                     {"tier", r.tier}, {"reason", r.reason}};
-    if (r.divergence_token >= 0) {
-      row["divergence"] = {{"token", r.divergence_token},
-                           {"message", r.divergence_message},
-                           {"role", r.divergence_role}};
-    }
-    requests.push_back(std::move(row));
+    if (shown < recent) last.Count(*it);
+    requests.push_back(RowJson(*it));
   }
   api::Json occupancy = api::Json::array();
   for (const Occupancy& o : occupancy_) {

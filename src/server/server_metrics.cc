@@ -1,7 +1,8 @@
 #include "server/server_metrics.h"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "base/log.h"
 
 namespace ds::server {
 namespace {
@@ -10,39 +11,21 @@ namespace {
 constexpr int64_t kWindowBefore = 8;
 constexpr int64_t kWindowAfter = 12;
 
-// Log-safe text: control characters escaped, so one request stays on one line.
-std::string Printable(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 std::string Window(const text::Tokenizer& tokenizer, std::span<const int32_t> before,
                    std::span<const int32_t> after) {
-  return "\"" + Printable(tokenizer.Decode(before, /*render_special=*/true)) + "|" +
-         Printable(tokenizer.Decode(after, /*render_special=*/true)) + "\"";
+  return "\"" + LogSafe(tokenizer.Decode(before, /*render_special=*/true)) + "|" +
+         LogSafe(tokenizer.Decode(after, /*render_special=*/true)) + "\"";
 }
 
 }  // namespace
 
 ServerMetrics::ServerMetrics(const engine::Engine* engine) : engine_(engine) {
   MetricsRegistry& r = registry_;
-  r.DeclareCounter("deltaserve_requests_total", "Requests finished, by API and outcome.");
+  r.DeclareCounter("deltaserve_http_requests_total",
+                   "Requests answered, whatever their route and outcome (ok, rejected, busy, "
+                   "error, cancelled), by status code.");
+  r.DeclareCounter("deltaserve_requests_total",
+                   "Requests the engine ran, by API and outcome (ok, error, cancelled).");
   r.DeclareCounter("deltaserve_prompt_tokens_offered_total", "Prompt tokens requests carried.");
   r.DeclareCounter("deltaserve_prompt_tokens_computed_total",
                    "Prompt tokens run through the model (cached tokens never count).");
@@ -103,6 +86,11 @@ void ServerMetrics::RecordRequest(api::ApiKind api, const char* outcome,
   if (t.generated_tokens > 1 && t.decode_s > 0) {
     r.Observe("deltaserve_decode_tokens_per_second", {}, t.decode_tokens_per_s());
   }
+}
+
+void ServerMetrics::RecordHttpRequest(int status, const char* outcome) {
+  registry_.Add("deltaserve_http_requests_total",
+                {{"status", std::to_string(status)}, {"outcome", outcome}}, 1);
 }
 
 void ServerMetrics::RefreshGauges(MetricsRegistry* r) const {
@@ -167,20 +155,6 @@ const char* ApiName(api::ApiKind api) {
       return "count_tokens";
   }
   return "unknown";
-}
-
-std::string RequestLogLine(const std::string& uid, const engine::RequestTimings& timings) {
-  const engine::Timings& t = timings.generation;
-  const std::string outcome = t.cached_prompt_tokens > 0
-                                  ? std::string("HIT(") + engine::CacheTierName(timings.cache.tier) + ")"
-                                  : std::string("MISS(") + timings.cache.limit_name() + ")";
-  char buf[256];
-  std::snprintf(
-      buf, sizeof(buf), " cached=%lld prefill=%lld restore=%.2fs ttft=%.2fs decode=%lld@%.1ftok/s",
-      static_cast<long long>(t.cached_prompt_tokens),
-      static_cast<long long>(t.computed_prompt_tokens), timings.cache.restore_s, timings.ttft_s,
-      static_cast<long long>(t.generated_tokens), t.decode_tokens_per_s());
-  return "uid=" + uid + " " + outcome + buf;
 }
 
 std::string MissDiagnostics(const std::string& uid, const BuiltPrompt& prompt,

@@ -1,6 +1,6 @@
-// The server's Prometheus metrics (/metrics) and its one log line per request
-// (docs/cache.md lists both). Per-request figures come from the engine's RequestTimings; cache
-// occupancy and load are read from the engine when the page is rendered.
+// The server's Prometheus metrics (/metrics; docs/cache.md lists them) and the cache's miss
+// diagnostics. Per-request figures come from the engine's RequestTimings; cache occupancy and
+// load are read from the engine when the page is rendered.
 // Thread safety: all methods may be called concurrently.
 #pragma once
 
@@ -18,8 +18,10 @@ class ServerMetrics {
   // REQUIRES: engine outlives this object.
   explicit ServerMetrics(const engine::Engine* engine);
 
-  // Counts one finished request; `outcome` is "ok", "error" or "cancelled".
+  // Counts one request the engine ran; `outcome` is "ok", "error" or "cancelled".
   void RecordRequest(api::ApiKind api, const char* outcome, const engine::RequestTimings& timings);
+  // Counts one request answered, whatever its route and outcome (the request ledger's count).
+  void RecordHttpRequest(int status, const char* outcome);
   std::string Render() { return registry_.Render(); }
 
  private:
@@ -32,10 +34,6 @@ class ServerMetrics {
 // The API's name in metrics and stats: chat_completions, completions, responses, messages,
 // count_tokens.
 const char* ApiName(api::ApiKind api);
-
-// `uid=chatcmpl-1 HIT(memory) cached=53267 prefill=670 restore=0.21s ttft=1.9s
-// decode=412@31.2tok/s`; a miss reads MISS(reason).
-std::string RequestLogLine(const std::string& uid, const engine::RequestTimings& timings);
 
 // Empty unless the request reused less than the longest cached prefix it shares (short of the
 // last token, which is always computed): then why, where it diverged (token index, the rendered

@@ -46,7 +46,7 @@ async function metrics() {
   const sum = (pattern) => text.split('\n').filter((l) => pattern.test(l))
     .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
   return {
-    requests: sum(/^deltaserve_requests_total\{/),
+    requests: sum(/^deltaserve_http_requests_total\{/),
     offered: sum(/^deltaserve_prompt_tokens_offered_total /),
     computed: sum(/^deltaserve_prompt_tokens_computed_total /),
     reusedMemory: sum(/^deltaserve_prompt_tokens_reused_total\{tier="memory"\}/),
@@ -85,7 +85,9 @@ test('the dashboard shows the numbers /metrics reports',
       await page.waitForSelector('#key-form', { state: 'visible' });
       await page.fill('#key', kKey);
       await page.click('#key-save');
-      await page.waitForFunction(() => document.querySelectorAll('#requests tr').length === 3);
+      // The API requests; the 401s of /v1/stats before the key was given are rows too.
+      await page.waitForFunction(() => [...document.querySelectorAll('#requests tr')]
+        .filter((tr) => tr.children[1].textContent.startsWith('POST')).length === 3);
 
       const m = await metrics();
       const text = async (id) => (await page.textContent(`#${id}`)).trim();
@@ -99,17 +101,20 @@ test('the dashboard shows the numbers /metrics reports',
       assert.ok(m.hitsMemory >= 2, 'the later turns hit');
 
       // Newest first; each row as the replay measured it.
-      const rows = await page.$$eval('#requests tr', (trs) =>
-        trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+      const rows = (await page.$$eval('#requests tr', (trs) =>
+        trs.map((tr) => [...tr.children].map((td) => td.textContent))))
+        .filter((cells) => cells[1].startsWith('POST'));
       const byTurn = [...turns].reverse();
       rows.forEach((cells, i) => {
-        assert.equal(Number(cells[2]), byTurn[i].prompt_tokens, `row ${i} prompt`);
-        assert.equal(Number(cells[3]) + Number(cells[4]), byTurn[i].cached_tokens, `row ${i} cached`);
-        assert.equal(Number(cells[5]), byTurn[i].computed_tokens, `row ${i} computed`);
-        assert.equal(cells[11], byTurn[i].cached_tokens > 0 ? 'HIT' : 'MISS');
+        assert.equal(cells[1], 'POST /v1/chat/completions');
+        assert.equal(cells[2], '200');
+        assert.equal(Number(cells[5]), byTurn[i].prompt_tokens, `row ${i} prompt`);
+        assert.equal(Number(cells[6]) + Number(cells[7]), byTurn[i].cached_tokens, `row ${i} cached`);
+        assert.equal(Number(cells[8]), byTurn[i].computed_tokens, `row ${i} computed`);
+        assert.equal(cells[14], byTurn[i].cached_tokens > 0 ? 'HIT' : 'MISS');
       });
-      assert.equal(rows[2][12], 'nothing_cached', 'the first turn says why it missed');
-      assert.equal(new Set(rows.map((cells) => cells[1])).size, 1, 'one conversation');
+      assert.equal(rows[2][15], 'nothing_cached', 'the first turn says why it missed');
+      assert.equal(new Set(rows.map((cells) => cells[4])).size, 1, 'one conversation');
 
       assert.equal(await page.locator('#chart-ttft rect.prefill_ms').count(), 3);
       assert.equal(await page.locator('#chart-decode circle').count(),
