@@ -1,7 +1,8 @@
 // Time-boxed fuzzing of the HTTP front with raw bytes on sockets: captured client requests,
 // mutated or not, behind random methods, paths, headers and framing (lengths short, long or
 // absent, chunked, pipelined, garbage). Every request must get a status line (a timeout's 408
-// included) that is not a 5xx other than 503, within seconds, and /health must keep answering.
+// included) that is not a 5xx other than 503, within seconds, /health must keep answering, and
+// every refusal must be recorded (logged, counted and shown).
 // DS_FUZZ_SECONDS bounds the run (default 5); scripts/test.sh runs it longer under ASan+UBSan.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -149,6 +150,30 @@ class Mutator {
 
 class HttpFuzzTest : public ServerFixture {
  protected:
+  // Every refusal the clients saw was recorded, and /metrics and /v1/stats count the same
+  // requests (pipelined bytes can make more requests than the clients sent). Replies still
+  // streaming are recorded as they end, so both are read until they agree.
+  void ExpectEveryRefusalRecorded(int refused) {
+    double counted = -1;
+    int64_t shown = -2;
+    const auto end = Clock::now() + std::chrono::seconds(10);
+    while (counted != static_cast<double>(shown) && Clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto metrics = client_->Get("/metrics");
+      auto stats = client_->Get("/v1/stats");
+      ASSERT_TRUE(metrics && stats);
+      counted = 0;
+      std::istringstream lines(metrics->body);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("deltaserve_http_requests_total{", 0) != 0) continue;
+        counted += std::stod(line.substr(line.rfind(' ') + 1));
+      }
+      shown = json::parse(stats->body)["since_start"]["requests"].get<int64_t>();
+    }
+    EXPECT_EQ(counted, static_cast<double>(shown));
+    EXPECT_GE(counted, refused);
+  }
+
   // The status of the reply to `bytes`, 0 when the server closed without one, -1 when nothing
   // came within `timeout_ms`. Safe from several threads.
   int Exchange(const std::string& bytes, int timeout_ms) {
@@ -201,6 +226,7 @@ TEST_F(HttpFuzzTest, AnyRequestGetsAStatusAndTheServerStaysUp) {
   constexpr int kClients = 8;
   std::atomic<int> requests{0};
   std::atomic<int> closed_without_status{0};
+  std::atomic<int> refused{0};
   std::mutex mu;
   std::vector<std::string> failures;
   std::vector<std::thread> clients;
@@ -212,6 +238,7 @@ TEST_F(HttpFuzzTest, AnyRequestGetsAStatusAndTheServerStaysUp) {
         const int status = Exchange(request, 30000);
         ++requests;
         if (status == 0) ++closed_without_status;
+        if (status >= 400) ++refused;
         if (status == -1 || (status >= 500 && status != 503)) {
           std::lock_guard<std::mutex> lock(mu);
           failures.push_back(std::to_string(status) + " for:\n" + request.substr(0, 500));
@@ -238,6 +265,7 @@ TEST_F(HttpFuzzTest, AnyRequestGetsAStatusAndTheServerStaysUp) {
   // must have been answered.
   EXPECT_LT(closed_without_status, requests / 4);
   EXPECT_LT(slowest_health_ms, 1000.0);
+  ExpectEveryRefusalRecorded(refused);
 }
 
 // The framing parser on arbitrary bytes: a verdict always, and a complete frame never longer

@@ -1,8 +1,8 @@
-// Every request, whatever its outcome and wherever it was decided (a handler, the HTTP library's
-// own errors, the end of a stream), leaves one log line at info level with its method, path,
-// status and reason, one count in deltaserve_http_requests_total{status, outcome}, and one row
-// in /v1/stats. Before, 400s and 401s left no trace at all, and the dashboard counted only the
-// requests the engine ran.
+// Every request, whatever its outcome and wherever it was decided (a refusal before any handler
+// runs, a handler, the HTTP library's own errors, the end of a stream), leaves one log line at
+// info level with its method, path, status and reason, one count in
+// deltaserve_http_requests_total{status, outcome}, and one row in /v1/stats. Before, 400s and
+// 401s left no trace at all, and the dashboard counted only the requests the engine ran.
 #include <chrono>
 #include <regex>
 #include <string>
@@ -163,6 +163,79 @@ TEST_F(RequestOutcomesTest, ACancelledStreamSaysSo) {
   const json stats = Stats();
   EXPECT_EQ(stats["since_start"]["requests"], 1);
   EXPECT_EQ(stats["requests"][0]["outcome"], "cancelled");
+}
+
+// Refusals the reception makes before any handler runs: bad framing, a body over the limit,
+// requests that do not arrive in time, a foreign Host, and a full queue.
+TEST_F(RequestOutcomesTest, RefusalsBeforeAHandlerAreLoggedCountedAndShown) {
+  server::ServerOptions options;
+  options.max_body_bytes = 1000;
+  options.reception.head_timeout = std::chrono::milliseconds(300);
+  options.reception.body_timeout = std::chrono::milliseconds(300);
+  options.http_threads = 1;
+  options.max_waiting = 1;
+  options.write_timeout = std::chrono::milliseconds(1000);
+  Start("ok", options);
+  const std::string post = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n";
+  EXPECT_EQ(RawStatus(post + "Content-Length: 2000\r\n\r\n"), 413);
+  EXPECT_EQ(RawStatus(post + "Content-Length: -5\r\n\r\n"), 400);
+  EXPECT_EQ(RawStatus(post + "Content-Length: 10\r\n\r\n{"), 408);
+  EXPECT_EQ(RawStatus("GET /health HTTP/1.1\r\nHost: x"), 408);
+  EXPECT_EQ(RawStatus("GET /v1/models HTTP/1.1\r\nHost: attacker.example\r\n\r\n"), 403);
+  // The one API thread held by a reply nobody reads, one request waiting for it: the next is
+  // refused.
+  json stream = kChat;
+  stream["stream"] = true;
+  stream["ignore_eos"] = true;
+  stream["max_tokens"] = 200000;
+  const std::string body = stream.dump();
+  const std::string request =
+      post + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  const int hog = Connect();
+  Send(hog, request);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int waiting = Connect();
+  Send(waiting, request);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(RawStatus(request, 1000), 503);
+  close(hog);
+  close(waiting);
+  WaitForRequestLines(8);
+
+  const std::vector<std::string> lines = RequestLines();
+  EXPECT_EQ(lines.size(), 8u) << ::testing::PrintToString(lines);
+  const std::pair<std::string, std::string> expected[] = {
+      {"POST /v1/chat/completions 413 rejected from 127.0.0.1: ", "larger than"},
+      {"POST /v1/chat/completions 400 rejected from 127.0.0.1: ", "Content-Length"},
+      {"POST /v1/chat/completions 408 rejected from 127.0.0.1: ", "body"},
+      // No request line arrived whole.
+      {"- - 408 rejected from 127.0.0.1: ", "line and headers"},
+      {"GET /v1/models 403 rejected from 127.0.0.1: ", "--allow-host"},
+      {"POST /v1/chat/completions 503 busy from 127.0.0.1: ", "--max-queue"},
+  };
+  for (const auto& [prefix, reason] : expected) {
+    const std::vector<std::string> found = LinesStartingWith(prefix);
+    ASSERT_EQ(found.size(), 1u) << prefix << "\n" << ::testing::PrintToString(lines);
+    EXPECT_NE(found[0].find(reason), std::string::npos) << found[0];
+  }
+  // The hog and the one that waited, both gone before their replies ended.
+  EXPECT_EQ(LinesStartingWith("POST /v1/chat/completions 200 cancelled").size(), 2u)
+      << ::testing::PrintToString(lines);
+
+  EXPECT_EQ(Count(413, "rejected"), 1);
+  EXPECT_EQ(Count(400, "rejected"), 1);
+  EXPECT_EQ(Count(408, "rejected"), 2);
+  EXPECT_EQ(Count(403, "rejected"), 1);
+  EXPECT_EQ(Count(503, "busy"), 1);
+  const json stats = Stats();
+  EXPECT_EQ(stats["since_start"]["requests"], 8);
+  EXPECT_EQ(stats["since_start"]["outcomes"]["busy"], 1);
+  bool shown = false;
+  for (const json& row : stats["requests"]) {
+    shown = shown || (row["status"] == 403 && row["path"] == "/v1/models" &&
+                      row["reason"].get<std::string>().find("--allow-host") != std::string::npos);
+  }
+  EXPECT_TRUE(shown) << stats["requests"].dump(1);
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ std::string_view ReasonPhrase(int status) {
 }
 
 // A refusal in the error shape of the API the path belongs to.
-std::string RefusalResponse(std::string_view path, int status, const std::string& message) {
+std::string RefusalResponse(const std::string& path, int status, const std::string& message) {
   const api::ApiKind kind = path.rfind("/v1/messages", 0) == 0 ? api::ApiKind::kAnthropicMessages
                                                                  : api::ApiKind::kChatCompletions;
   const Status reason = status == 503 ? UnavailableError(message) : InvalidArgumentError(message);
@@ -166,7 +166,11 @@ HttpServer::HttpServer(ServerOptions options, ChatService* service)
       reception_(
           ReceptionFor(options_),
           [this](std::shared_ptr<Connection> connection) { Dispatch(std::move(connection)); },
-          RefusalResponse) {
+          [this](const Connection& connection, int status, const std::string& message) {
+            ledger_.Record({connection.frame.method, connection.frame.path, connection.peer},
+                           status, message);
+            return RefusalResponse(connection.frame.path, status, message);
+          }) {
   RegisterRoutes();
 }
 

@@ -98,9 +98,7 @@ void Reception::Release(std::shared_ptr<Connection> connection) {
 
 void Reception::Refuse(std::shared_ptr<Connection> connection, int status,
                        const std::string& message) {
-  DS_LOG_INFO("{} {} from {}: {} {}", connection->frame.method, connection->frame.path,
-              connection->peer, status, message);
-  SendOnce(connection->fd, refusal_(connection->frame.path, status, message));
+  SendOnce(connection->fd, refusal_(*connection, status, message));
   Release(std::move(connection));
 }
 
@@ -153,8 +151,8 @@ void Reception::Admit(int fd) {
   connection->peer = PeerAddress(fd, &connection->peer_port);
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   if (!MakeRoom(connection->peer)) {
-    DS_LOG_INFO("connection from {} refused: {} open connections", connection->peer, open_);
-    SendOnce(fd, refusal_("", 503, "too many open connections"));
+    SendOnce(fd, refusal_(*connection, 503,
+                          "too many open connections (" + std::to_string(open_) + ")"));
     close(fd);
     return;
   }
@@ -240,8 +238,6 @@ void Reception::Advance(const std::shared_ptr<Connection>& connection) {
       }
       return;
     case RequestFrame::State::kRefused:
-      DS_LOG_INFO("{} {} from {}: {} {}", frame.method, frame.path, connection->peer,
-                  frame.status, frame.reason);
       CloseWaiting(connection->fd, frame.status, frame.reason);
       return;
     case RequestFrame::State::kComplete:
@@ -265,9 +261,6 @@ void Reception::ExpireDeadlines() {
       continue;
     }
     const bool head = connection.frame.head_bytes > 0;
-    DS_LOG_INFO("{} {} from {}: 408 the request {} did not arrive in time",
-                connection.frame.method, connection.frame.path, connection.peer,
-                head ? "body" : "head");
     CloseWaiting(fd, 408, std::string("the request ") + (head ? "body" : "line and headers") +
                               " did not arrive in time");
   }
@@ -279,7 +272,7 @@ void Reception::CloseWaiting(int fd, int status, const std::string& message) {
   std::shared_ptr<Connection> connection = std::move(it->second);
   waiting_.erase(it);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  if (status != 0) SendOnce(fd, refusal_(connection->frame.path, status, message));
+  if (status != 0) SendOnce(fd, refusal_(*connection, status, message));
   Close(*connection);
 }
 

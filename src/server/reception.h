@@ -53,8 +53,10 @@ class Reception {
   // Gets each connection whose buffer begins with a complete request (on the reception thread:
   // it must not block); the connection then comes back through Return or Release.
   using Dispatch = std::function<void(std::shared_ptr<Connection>)>;
-  // The whole HTTP response refusing a request for `path` (empty when no head arrived).
-  using Refusal = std::function<std::string(std::string_view path, int status,
+  // Called once for each request refused here or through Refuse (on any thread): records the
+  // refusal (its log line included; the reception logs none of its own) and returns the whole
+  // HTTP response to send. connection.frame holds the method and path once the head arrived.
+  using Refusal = std::function<std::string(const Connection& connection, int status,
                                             const std::string& message)>;
 
   Reception(ReceptionOptions options, Dispatch dispatch, Refusal refusal);

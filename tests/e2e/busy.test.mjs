@@ -29,4 +29,14 @@ test('requests beyond the queue get 503 with Retry-After', async () => {
   assert.equal(busy[0].headers.get('retry-after'), '1');
   const error = await busy[0].json();
   assert.equal(typeof error.error.message, 'string');
+
+  // Each refusal has its one log line and its count, like every other request.
+  // The log arrives through a pipe.
+  const busyLines = () => server.log().split('\n')
+    .filter((l) => / POST \/v1\/chat\/completions 503 busy from /.test(l)).length;
+  for (let i = 0; i < 50 && busyLines() < busy.length; ++i) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(busyLines(), busy.length, server.log());
+  const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+  assert.match(metrics,
+    new RegExp(`^deltaserve_http_requests_total\\{outcome="busy",status="503"\\} ${busy.length}$`, 'm'));
 });
