@@ -139,6 +139,24 @@ TEST_F(RequestOutcomesTest, HandlerAnswersAreLoggedCountedAndShown) {
   EXPECT_NE(rows[7]["reason"].get<std::string>().find("not valid JSON"), std::string::npos);
 }
 
+// The JSON parser's message quotes what it last read, which can be a whole prompt: the log and
+// the dashboard keep a bounded start of a reason (the client's error body keeps all of it).
+TEST_F(RequestOutcomesTest, LongReasonsAreShortened) {
+  Start("ok");
+  const std::string body = "{\"messages\": \"" + std::string(20000, 'x');
+  auto res = client_->Post("/v1/chat/completions", body, "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_GT(res->body.size(), 20000u);
+  const std::vector<std::string> lines = RequestLines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_LT(lines[0].size(), 400u) << lines[0];
+  EXPECT_EQ(lines[0].substr(lines[0].size() - 3), "...") << lines[0];
+  const std::string reason = Stats()["requests"][0]["reason"];
+  EXPECT_LT(reason.size(), 300u);
+  EXPECT_NE(reason.find("not valid JSON"), std::string::npos) << reason;
+}
+
 // A streaming client that goes away mid-reply: its one line says "cancelled".
 TEST_F(RequestOutcomesTest, ACancelledStreamSaysSo) {
   Start("ok");

@@ -8,6 +8,20 @@
 namespace ds::server {
 namespace {
 
+// What the log line and the dashboard keep of a reason or a path. The JSON parser's message
+// quotes what it last read, which can be a whole prompt, and a path may take most of a 64 KiB
+// head; the client's error body keeps all of it.
+constexpr size_t kMaxTextBytes = 240;
+
+// The first kMaxTextBytes of `text`, cut between UTF-8 characters, marked when cut.
+std::string Shortened(std::string text) {
+  if (text.size() <= kMaxTextBytes) return text;
+  size_t end = kMaxTextBytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  text.resize(end);
+  return text + "...";
+}
+
 std::string CacheFigures(const RequestRecord& r) {
   const int64_t cached = r.cached_memory + r.cached_disk;
   const std::string lookup =
@@ -44,9 +58,10 @@ void RequestLedger::Record(const RequestHead& head, int status, std::string reas
 
 void RequestLedger::Record(const RequestHead& head, int status, RequestRecord record) {
   record.method = head.method;
-  record.path = head.path;
+  record.path = Shortened(head.path);
   record.peer = head.peer;
   record.status = status;
+  record.reason = Shortened(std::move(record.reason));
   if (!record.ran) record.outcome = OutcomeOf(status);
   record.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())

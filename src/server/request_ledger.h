@@ -3,6 +3,7 @@
 // of a stream): one log line at info level, one count in
 // deltaserve_http_requests_total{status, outcome}, and one row of the dashboard's history. Its
 // callers record each request once; the log, /metrics and the dashboard then always agree.
+// Reasons and paths are kept to their first 240 bytes.
 // Thread safety: Record may be called concurrently.
 #pragma once
 
