@@ -182,13 +182,17 @@ function render(stats) {
   drawTable(stats.requests);
 }
 
+let timer = null;
+
 async function poll() {
   try {
     const headers = apiKey ? { Authorization: `Bearer ${apiKey}` } : {};
     const response = await fetch('/v1/stats', { headers });
     if (response.status === 401) {
+      // Polling waits for a key: each refusal is a request the server logs and counts.
+      clearInterval(timer);
       document.getElementById('key-form').style.display = 'block';
-      document.getElementById('status').textContent = 'needs the API key';
+      document.getElementById('status').textContent = apiKey ? 'wrong API key' : 'needs the API key';
       return;
     }
     render(await response.json());
@@ -203,10 +207,15 @@ document.getElementById('key-form').addEventListener('submit', (event) => {
   apiKey = document.getElementById('key').value;
   localStorage.setItem('deltaserve-api-key', apiKey);
   document.getElementById('key-form').style.display = 'none';
-  poll();
+  start();
 });
-poll();
-setInterval(poll, 2000);
+
+function start() {
+  clearInterval(timer);
+  timer = setInterval(poll, 2000);
+  poll();
+}
+start();
 </script>
 </body>
 </html>

@@ -83,6 +83,12 @@ test('the dashboard shows the numbers /metrics reports',
       });
       await page.goto(`${server.baseUrl}/`);
       await page.waitForSelector('#key-form', { state: 'visible' });
+      assert.equal((await page.textContent('#status')).trim(), 'needs the API key');
+      // A wrong key says so, and asks again.
+      await page.fill('#key', 'not-the-key');
+      await page.click('#key-save');
+      await page.waitForFunction(() => document.getElementById('status').textContent === 'wrong API key');
+      await page.waitForSelector('#key-form', { state: 'visible' });
       await page.fill('#key', kKey);
       await page.click('#key-save');
       // The API requests; the 401s of /v1/stats before the key was given are rows too.
