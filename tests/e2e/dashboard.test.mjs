@@ -47,6 +47,8 @@ async function metrics() {
     .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
   return {
     requests: sum(/^deltaserve_http_requests_total\{/),
+    ok: sum(/^deltaserve_http_requests_total\{outcome="ok",/),
+    rejected: sum(/^deltaserve_http_requests_total\{outcome="rejected",/),
     offered: sum(/^deltaserve_prompt_tokens_offered_total /),
     computed: sum(/^deltaserve_prompt_tokens_computed_total /),
     reusedMemory: sum(/^deltaserve_prompt_tokens_reused_total\{tier="memory"\}/),
@@ -65,9 +67,42 @@ test('/v1/stats is behind the API key', async () => {
   assert.equal(ok.status, 200);
 });
 
+// The TTFT chart's geometry as the browser laid it out: its y tick values, and whether the
+// legend covers a bar or the unit covers a tick label.
+async function ttftChart(page) {
+  return page.evaluate(() => {
+    const box = (node) => node.getBoundingClientRect();
+    const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const svg = document.getElementById('chart-ttft');
+    const bars = [...svg.querySelectorAll('rect')].map(box);
+    const ticks = [...svg.querySelectorAll('.tick-y')];
+    const unit = box(svg.querySelector('.y-unit'));
+    const legend = box(document.getElementById('legend-ttft'));
+    return {
+      ticks: ticks.map((t) => t.textContent),
+      legendOnBars: bars.some((b) => hit(b, legend)),
+      unitOnTicks: ticks.some((t) => hit(box(t), unit)),
+    };
+  });
+}
+
+// Tick labels such as 0, 10k, 20k: equal steps of 1, 2 or 5 times a power of ten.
+function assertRoundTicks(labels) {
+  const values = labels.map((t) => (t.endsWith('k') ? 1000 * Number(t.slice(0, -1)) : Number(t)));
+  assert.ok(values.length >= 2, labels.join(','));
+  const step = values[1] - values[0];
+  values.forEach((v, i) => assert.ok(Math.abs(v - i * step) <= 1e-9 * step, labels.join(',')));
+  const mantissa = step / 10 ** Math.floor(Math.log10(step) + 1e-9);
+  assert.ok([1, 2, 5].some((m) => Math.abs(mantissa - m) < 1e-6), labels.join(','));
+}
+
 test('the dashboard shows the numbers /metrics reports',
   { skip: browserPath ? false : 'no Chromium at /usr/bin/chromium (scripts/install-deps.sh installs it)' },
   async () => {
+    // A request the server refuses is shown and counted like the others.
+    const bad = await fetch(`${server.baseUrl}/v1/chat/completions`, { method: 'POST',
+      headers: { Authorization: `Bearer ${kKey}`, 'content-type': 'application/json' }, body: '{nope' });
+    assert.equal(bad.status, 400);
     const out = path.join(work, 'replay');
     const replay = spawnSync(binary, ['bench', 'replay', writeTrace(), '--url', server.baseUrl,
       '--api-key', kKey, '-o', out], { encoding: 'utf8' });
@@ -91,29 +126,38 @@ test('the dashboard shows the numbers /metrics reports',
       await page.waitForSelector('#key-form', { state: 'visible' });
       await page.fill('#key', kKey);
       await page.click('#key-save');
-      // The API requests; the 401s of /v1/stats before the key was given are rows too.
+      // The three turns and the 400; the 401s of /v1/stats before the key was right are rows too.
       await page.waitForFunction(() => [...document.querySelectorAll('#requests tr')]
-        .filter((tr) => tr.children[1].textContent.startsWith('POST')).length === 3);
+        .filter((tr) => tr.children[1].textContent.startsWith('POST')).length === 4);
 
       const m = await metrics();
       const text = async (id) => (await page.textContent(`#${id}`)).trim();
+      const reused = m.reusedMemory + m.reusedDisk;
       assert.equal(await text('requests-total'), String(m.requests));
-      assert.equal(await text('share-total'), pct(m.reusedMemory + m.reusedDisk, m.offered));
-      assert.equal(await text('share-recent'), pct(m.reusedMemory + m.reusedDisk, m.offered));
-      assert.equal(await text('cached-total'), `${m.reusedMemory + m.reusedDisk} / ${m.computed}`);
-      assert.equal(await text('hit-rate-memory-total'), pct(m.hitsMemory, m.lookups));
-      assert.equal(await text('hit-rate-disk-total'), pct(m.hitsDisk, m.lookups));
-      assert.equal(await text('hit-rate-memory'), pct(m.hitsMemory, m.lookups));
+      assert.equal(await text('outcomes'), `${m.ok} ok, ${m.rejected} rejected`);
+      for (const window of ['recent', 'total']) {
+        assert.equal(await text(`share-${window}`), pct(reused, m.offered));
+        assert.equal(await text(`split-${window}-memory`), `memory ${pct(m.reusedMemory, m.offered)}`);
+        assert.equal(await text(`split-${window}-disk`), `disk ${pct(m.reusedDisk, m.offered)}`);
+        assert.equal(await text(`split-${window}-computed`), `computed ${pct(m.computed, m.offered)}`);
+      }
+      assert.match(await text('tokens-total'), new RegExp(`^${reused.toLocaleString('en-US')} of `));
       assert.ok(m.hitsMemory >= 2, 'the later turns hit');
+      assert.equal(await page.locator('.card').count(), 0, 'the eight cards are gone');
 
-      // Newest first; each row as the replay measured it.
-      const rows = (await page.$$eval('#requests tr', (trs) =>
-        trs.map((tr) => [...tr.children].map((td) => td.textContent))))
-        .filter((cells) => cells[1].startsWith('POST'));
+      // Newest first; each turn as the replay measured it.
+      const all = await page.$$eval('#requests tr', (trs) =>
+        trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+      const rejected = all.filter((cells) => cells[2] === '400');
+      assert.equal(rejected.length, 1);
+      assert.equal(rejected[0][1], 'POST /v1/chat/completions');
+      assert.match(rejected[0][3], /^rejected: the request body is not valid JSON/);
+      const rows = all.filter((cells) => cells[1].startsWith('POST') && cells[2] === '200');
       const byTurn = [...turns].reverse();
+      assert.equal(rows.length, 3);
       rows.forEach((cells, i) => {
         assert.equal(cells[1], 'POST /v1/chat/completions');
-        assert.equal(cells[2], '200');
+        assert.equal(cells[3], 'ok');
         assert.equal(Number(cells[5]), byTurn[i].prompt_tokens, `row ${i} prompt`);
         assert.equal(Number(cells[6]) + Number(cells[7]), byTurn[i].cached_tokens, `row ${i} cached`);
         assert.equal(Number(cells[8]), byTurn[i].computed_tokens, `row ${i} computed`);
@@ -123,6 +167,10 @@ test('the dashboard shows the numbers /metrics reports',
       assert.equal(new Set(rows.map((cells) => cells[4])).size, 1, 'one conversation');
 
       assert.equal(await page.locator('#chart-ttft rect.prefill_ms').count(), 3);
+      const chart = await ttftChart(page);
+      assertRoundTicks(chart.ticks);
+      assert.equal(chart.legendOnBars, false, 'the legend covers no bar');
+      assert.equal(chart.unitOnTicks, false, 'the unit covers no tick label');
       assert.equal(await page.locator('#chart-decode circle').count(),
         turns.filter((t) => t.decode_tokens > 1).length);
       assert.equal(await page.locator('#chart-occupancy polyline.memory_bytes').count(), 1);
@@ -136,3 +184,10 @@ test('the dashboard shows the numbers /metrics reports',
       await browser.close();
     }
   });
+
+test('round ticks', () => {
+  for (const labels of [['0', '10k', '20k', '30k'], ['0', '0.5', '1.0'], ['0', '200', '400']]) {
+    assertRoundTicks(labels);
+  }
+  assert.throws(() => assertRoundTicks(['0', '13958', '27916']));
+});
