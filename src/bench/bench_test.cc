@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "bench/http_client.h"
+#include "bench/progress.h"
 #include "bench/prompt_text.h"
 #include "bench/report.h"
 #include "bench/rows.h"
@@ -251,10 +252,10 @@ TEST(ClientTest, MeasuresAStreamAndSendsTheBenchmarkRequest) {
   });
   Target target = server.target();
   target.api_key = "secret";
-  StatusOr<Measurement> m = MeasurePrompt(target, "hello", 7);
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_EQ(m->prompt_tokens, 9);
-  EXPECT_EQ(m->decode_tokens(), 2);
+  RequestResult m = MeasurePrompt(target, "hello", 7);
+  ASSERT_TRUE(m.ok()) << m.status.ToString();
+  EXPECT_EQ(m.measurement.prompt_tokens, 9);
+  EXPECT_EQ(m.measurement.decode_tokens(), 2);
   EXPECT_EQ(seen["max_tokens"], 7);
   EXPECT_EQ(seen["ignore_eos"], true);
   EXPECT_EQ(seen["stream"], true);
@@ -272,10 +273,10 @@ TEST(ClientTest, HttpErrorsQuoteTheServer) {
     res.set_content(R"({"error":{"message":"prompt is longer than the context"}})",
                     "application/json");
   });
-  StatusOr<Measurement> m = MeasurePrompt(server.target(), "hello", 1);
+  RequestResult m = MeasurePrompt(server.target(), "hello", 1);
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("HTTP 400"), std::string::npos);
-  EXPECT_NE(m.status().message().find("longer than the context"), std::string::npos);
+  EXPECT_NE(m.status.message().find("HTTP 400"), std::string::npos);
+  EXPECT_NE(m.status.message().find("longer than the context"), std::string::npos);
 }
 
 TEST(ClientTest, AStreamWithoutUsageIsAnError) {
@@ -283,9 +284,9 @@ TEST(ClientTest, AStreamWithoutUsageIsAnError) {
     res.set_content("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n",
                     "text/event-stream");
   });
-  StatusOr<Measurement> m = MeasurePrompt(server.target(), "hello", 1);
+  RequestResult m = MeasurePrompt(server.target(), "hello", 1);
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("no prompt token count"), std::string::npos);
+  EXPECT_NE(m.status.message().find("no prompt token count"), std::string::npos);
 }
 
 TEST(ClientTest, NoServerIsAClearError) {
@@ -294,9 +295,50 @@ TEST(ClientTest, NoServerIsAClearError) {
     FakeServer server([](const httplib::Request&, httplib::Response&) {});
     target = server.target();
   }
-  StatusOr<Measurement> m = MeasurePrompt(target, "hello", 1);
+  RequestResult m = MeasurePrompt(target, "hello", 1);
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("failed"), std::string::npos) << m.status().message();
+  EXPECT_NE(m.status.message().find("failed"), std::string::npos) << m.status.message();
+}
+
+// Regression: a request that failed mid-stream reported nothing but its error, although the
+// server had streamed text for a while.
+TEST(ClientTest, AStreamCutShortKeepsWhatItMeasured) {
+  FakeServer server([](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/event-stream", [](size_t, httplib::DataSink& sink) {
+      for (const char* text : {"a", "b", "c"}) {
+        std::string event =
+            std::string("data: {\"choices\":[{\"delta\":{\"content\":\"") + text + "\"}}]}\n\n";
+        sink.write(event.data(), event.size());
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      return false;  // drops the connection before the usage and the last chunk
+    });
+  });
+  RequestResult result = MeasurePrompt(server.target(), "hello", 8);
+  ASSERT_FALSE(result.ok());
+  const Measurement& m = result.measurement;
+  EXPECT_GT(m.ttft_s(), 0);
+  EXPECT_EQ(m.decode_tokens(), 3);
+  EXPECT_GT(m.decode_seconds(), 0.02);
+  EXPECT_GE(m.wall_s, m.last_token_s);
+  Json row;
+  AddResult(result, &row);
+  EXPECT_EQ(row["error"], result.status.message());
+  EXPECT_DOUBLE_EQ(row["ttft_s"].get<double>(), m.ttft_s());
+  EXPECT_EQ(row["decode_tokens"], 3);
+  EXPECT_DOUBLE_EQ(row["wall_s"].get<double>(), m.wall_s);
+  EXPECT_TRUE(row["prompt_tokens"].is_null());  // never reported, so unknown, not zero
+  EXPECT_TRUE(row["prefill_tok_s"].is_null());
+  EXPECT_NE(Outcome(result).find("FAILED after"), std::string::npos) << Outcome(result);
+  EXPECT_NE(Outcome(result).find("3 tokens streamed"), std::string::npos) << Outcome(result);
+}
+
+TEST(ReportTest, FailedRowsAreNotDrawn) {
+  std::vector<Json> rows = {{{"server", "A"}, {"x", 1}, {"y", 2.0}, {"error", ""}},
+                            {{"server", "A"}, {"x", 2}, {"y", 3.0}, {"error", "cut short"}}};
+  Series series = ColumnSeries(rows, "A", "x", "y", "s");
+  ASSERT_EQ(series.points.size(), 1u);
+  EXPECT_EQ(series.points[0].first, 1);
 }
 
 }  // namespace

@@ -43,13 +43,13 @@ StatusOr<Report> RunCompare(const std::vector<Target>& targets, const CompareOpt
         progress.Begin(what);
         Json row = {{"server", t.label}, {"target_tokens", size}, {"run", run},
                     {"ttft_speedup", Json()}};
-        StatusOr<Measurement> m = MeasurePrompt(t, prompt, options.decode_tokens);
+        RequestResult m = MeasurePrompt(t, prompt, options.decode_tokens);
         AddResult(m, &row);
         progress.End(what, Outcome(m));
         if (m.ok() && std::string(run) == "cold") {
-          cold_ttft = m->ttft_s();
-        } else if (m.ok() && cold_ttft > 0 && m->ttft_s() > 0) {
-          row["ttft_speedup"] = cold_ttft / m->ttft_s();
+          cold_ttft = m.measurement.ttft_s();
+        } else if (m.ok() && cold_ttft > 0 && m.measurement.ttft_s() > 0) {
+          row["ttft_speedup"] = cold_ttft / m.measurement.ttft_s();
         }
         report.rows.push_back(std::move(row));
       }

@@ -31,16 +31,15 @@ LevelResult RunLevel(const Target& target, const TokenScale& scale, int64_t clie
       for (int64_t r = 0; r < options.requests_per_client; ++r) {
         std::string what = std::to_string(clients) + " clients on " + target.label + ", client " +
                            std::to_string(c) + " request " + std::to_string(r);
-        StatusOr<Measurement> m = MeasurePrompt(
+        RequestResult m = MeasurePrompt(
             target, text.Make(scale.WordsFor(options.prompt_tokens)), options.decode_tokens);
         std::lock_guard lock(mu);
         if (m.ok()) {
-          result.done.push_back(*m);
-          progress->End(what, Summarize(*m));
+          result.done.push_back(m.measurement);
         } else {
-          result.errors.push_back(m.status().message());
-          progress->End(what, "FAILED: " + m.status().message());
+          result.errors.push_back(m.status.message());
         }
+        progress->End(what, Outcome(m));
       }
     });
   }

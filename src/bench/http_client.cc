@@ -37,7 +37,7 @@ Status HttpStatusError(const std::string& method, const ServerUrl& url, const st
 
 }  // namespace
 
-StatusOr<StreamedResponse> PostStreaming(
+StreamedResponse PostStreaming(
     const ServerUrl& url, const std::string& path, const HeaderMap& headers,
     const std::string& body, double timeout_s,
     const std::function<void(const SseEvent&, double t_s)>& on_event) {
@@ -73,9 +73,11 @@ StatusOr<StreamedResponse> PostStreaming(
   httplib::Error error = httplib::Error::Success;
   bool sent = client->send(request, response, error);
   double wall = seconds();
-  if (!sent) return TransportError(url, path, error);
-  if (status < 200 || status >= 300) return HttpStatusError("POST", url, path, status, error_body);
-  return StreamedResponse{wall};
+  if (!sent) return {wall, TransportError(url, path, error)};
+  if (status < 200 || status >= 300) {
+    return {wall, HttpStatusError("POST", url, path, status, error_body)};
+  }
+  return {wall, OkStatus()};
 }
 
 StatusOr<std::string> Get(const ServerUrl& url, const std::string& path, const HeaderMap& headers,

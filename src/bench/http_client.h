@@ -15,13 +15,16 @@ namespace ds::bench {
 
 using HeaderMap = std::map<std::string, std::string>;
 
+// How a streamed POST ended. Not a StatusOr: a request that fails mid-stream has still run for
+// `wall_s`, and the caller reports that time beside the events it was handed.
 struct StreamedResponse {
-  double wall_s = 0;  // request sent to the last byte
+  double wall_s = 0;  // request sent to the last byte, or to the failure
+  Status status;      // OK, or why the request failed
 };
 
 // POSTs `body` (JSON) to url.prefix + path and hands each server-sent event to `on_event` with
 // the seconds since the request was sent. A non-2xx status is an error that quotes the body.
-StatusOr<StreamedResponse> PostStreaming(
+StreamedResponse PostStreaming(
     const ServerUrl& url, const std::string& path, const HeaderMap& headers,
     const std::string& body, double timeout_s,
     const std::function<void(const SseEvent&, double t_s)>& on_event);

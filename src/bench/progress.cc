@@ -45,8 +45,17 @@ std::string Summarize(const Measurement& m) {
          " tokens";
 }
 
-std::string Outcome(const StatusOr<Measurement>& m) {
-  return m.ok() ? Summarize(*m) : "FAILED: " + m.status().message();
+std::string Outcome(const RequestResult& result) {
+  if (result.ok()) return Summarize(result.measurement);
+  const Measurement& m = result.measurement;
+  char text[96];
+  if (m.ttft_s() >= 0) {
+    std::snprintf(text, sizeof(text), "FAILED after %.2f s (TTFT %.3f s, %lld tokens streamed): ",
+                  m.wall_s, m.ttft_s(), static_cast<long long>(m.decode_tokens()));
+  } else {
+    std::snprintf(text, sizeof(text), "FAILED after %.2f s (no token streamed): ", m.wall_s);
+  }
+  return text + result.status.message();
 }
 
 }  // namespace ds::bench

@@ -51,10 +51,12 @@ int64_t TokenScale::WordsFor(int64_t prompt_tokens) const {
 }
 
 StatusOr<TokenScale> Calibrate(const Target& target, PromptText* text) {
-  DS_ASSIGN_OR_RETURN(Measurement short_probe,
-                      MeasurePrompt(target, text->Make(kShortProbeWords), 1));
-  DS_ASSIGN_OR_RETURN(Measurement long_probe,
-                      MeasurePrompt(target, text->Make(kLongProbeWords), 1));
+  RequestResult short_result = MeasurePrompt(target, text->Make(kShortProbeWords), 1);
+  DS_RETURN_IF_ERROR(short_result.status);
+  RequestResult long_result = MeasurePrompt(target, text->Make(kLongProbeWords), 1);
+  DS_RETURN_IF_ERROR(long_result.status);
+  const Measurement& short_probe = short_result.measurement;
+  const Measurement& long_probe = long_result.measurement;
   TokenScale scale;
   scale.slope = static_cast<double>(long_probe.prompt_tokens - short_probe.prompt_tokens) /
                 (kLongProbeWords - kShortProbeWords);

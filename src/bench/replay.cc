@@ -141,14 +141,14 @@ StatusOr<Report> RunReplay(const std::vector<Target>& targets, const ReplayOptio
       progress.Begin(what);
       Json row = {{"server", t.label}, {"session", session->name}, {"turn", record.turn},
                   {"turn_index", index}, {"new_tokens", Json()}};
-      StatusOr<Measurement> m =
+      RequestResult m =
           Measure(t, record.path, ReplayBody(record, t, options.max_tokens), record.headers);
       AddResult(m, &row);
       std::string outcome = Outcome(m);
       if (m.ok()) {
         int64_t& previous = previous_prompt[{t.label, session->name}];
-        row["new_tokens"] = m->prompt_tokens - previous;
-        previous = m->prompt_tokens;
+        row["new_tokens"] = m.measurement.prompt_tokens - previous;
+        previous = m.measurement.prompt_tokens;
         outcome += ", " + std::to_string(row["new_tokens"].get<int64_t>()) + " new";
       }
       progress.End(what, outcome);

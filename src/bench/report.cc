@@ -52,7 +52,7 @@ Series ColumnSeries(const std::vector<Json>& rows, const std::string& server,
                     const std::string& x_column, const std::string& y_column, std::string name) {
   Series series{std::move(name), {}};
   for (const Json& row : rows) {
-    if (row.value("server", "") != server) continue;
+    if (row.value("server", "") != server || !row.value("error", "").empty()) continue;
     Json x = row.value(x_column, Json());
     Json y = row.value(y_column, Json());
     if (x.is_number() && y.is_number()) series.points.push_back({x.get<double>(), y.get<double>()});

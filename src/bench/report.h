@@ -26,7 +26,8 @@ struct Report {
 // `value` when it is a measurement (>= 0), else null: unknown is never printed as zero.
 Json Known(double value);
 
-// The (x, y) points of the rows of `server` where both columns hold numbers.
+// The (x, y) points of the rows of `server` where both columns hold numbers, failed rows left
+// out: what a failed request measured is reported in its row, never drawn beside full ones.
 Series ColumnSeries(const std::vector<Json>& rows, const std::string& server,
                     const std::string& x_column, const std::string& y_column, std::string name);
 

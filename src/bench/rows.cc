@@ -11,11 +11,18 @@ const std::vector<std::string>& MeasurementColumns() {
   return columns;
 }
 
+namespace {
+
+// A count when the server reported it (>= 0), else null.
+Json Count(int64_t value) { return value >= 0 ? Json(value) : Json(); }
+
+}  // namespace
+
 void AddMeasurement(const Measurement& m, Json* row) {
   Json& r = *row;
-  r["prompt_tokens"] = m.prompt_tokens;
-  r["cached_tokens"] = m.cached_reported() ? Json(m.cached_tokens) : Json();
-  r["computed_tokens"] = m.computed_tokens();
+  r["prompt_tokens"] = Count(m.prompt_tokens);
+  r["cached_tokens"] = Count(m.cached_tokens);
+  r["computed_tokens"] = Count(m.computed_tokens());
   r["ttft_s"] = Known(m.ttft_s());
   r["prefill_tok_s"] = Known(m.prefill_tokens_per_s());
   r["decode_tokens"] = m.decode_tokens();
@@ -26,13 +33,9 @@ void AddMeasurement(const Measurement& m, Json* row) {
   r["error"] = "";
 }
 
-void AddResult(const StatusOr<Measurement>& m, Json* row) {
-  if (m.ok()) {
-    AddMeasurement(*m, row);
-    return;
-  }
-  for (const std::string& c : MeasurementColumns()) (*row)[c] = Json();
-  (*row)["error"] = m.status().message();
+void AddResult(const RequestResult& result, Json* row) {
+  AddMeasurement(result.measurement, row);
+  (*row)["error"] = result.ok() ? "" : result.status.message();
 }
 
 std::vector<std::string> RowColumns(std::vector<std::string> leading) {

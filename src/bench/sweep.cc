@@ -46,7 +46,7 @@ StatusOr<Report> RunSweep(const std::vector<Target>& targets, const SweepOptions
         std::string what = std::to_string(size) + " tokens on " + t.label;
         progress.Begin(what);
         Json row = {{"server", t.label}, {"target_tokens", size}, {"repeat", repeat}};
-        StatusOr<Measurement> m =
+        RequestResult m =
             MeasurePrompt(t, text.Make(scales[t.label].WordsFor(size)), options.decode_tokens);
         AddResult(m, &row);
         progress.End(what, Outcome(m));

@@ -16,27 +16,26 @@ HeaderMap AuthHeaders(const Target& target) {
 
 }  // namespace
 
-StatusOr<Measurement> Measure(const Target& target, const std::string& path, const Json& body,
-                              const HeaderMap& headers) {
+RequestResult Measure(const Target& target, const std::string& path, const Json& body,
+                      const HeaderMap& headers) {
   HeaderMap all = AuthHeaders(target);
   for (const auto& [name, value] : headers) all[name] = value;
   StreamObserver observer;
-  DS_ASSIGN_OR_RETURN(StreamedResponse response,
-                      PostStreaming(target.url, path, all, body.dump(), target.timeout_s,
-                                    [&](const SseEvent& event, double t_s) {
-                                      observer.OnEvent(event, t_s);
-                                    }));
-  DS_RETURN_IF_ERROR(observer.status());
-  Measurement m = observer.Finish(response.wall_s);
-  if (m.prompt_tokens < 0) {
-    return DataLossError("POST " + target.url.text + path +
-                         ": the server reported no prompt token count (usage) in its stream");
+  StreamedResponse response = PostStreaming(
+      target.url, path, all, body.dump(), target.timeout_s,
+      [&](const SseEvent& event, double t_s) { observer.OnEvent(event, t_s); });
+  // An error the server streamed says why better than the broken connection that may follow.
+  RequestResult result{observer.Finish(response.wall_s),
+                       observer.status().ok() ? response.status : observer.status()};
+  if (result.ok() && result.measurement.prompt_tokens < 0) {
+    result.status = DataLossError("POST " + target.url.text + path +
+                                  ": the server reported no prompt token count (usage) in its "
+                                  "stream");
   }
-  return m;
+  return result;
 }
 
-StatusOr<Measurement> MeasurePrompt(const Target& target, const std::string& prompt,
-                                    int64_t max_tokens) {
+RequestResult MeasurePrompt(const Target& target, const std::string& prompt, int64_t max_tokens) {
   Json body = {{"model", target.model},
                {"stream", true},
                {"stream_options", {{"include_usage", true}}},

@@ -26,15 +26,24 @@ struct Target {
   double timeout_s = 3600;
 };
 
+// One request's outcome: what was measured, and OK or why the request failed. A request that
+// fails keeps what it measured before the failure (TTFT, tokens streamed, elapsed time), since
+// a server that drops a long request after streaming for minutes has still shown those.
+struct RequestResult {
+  Measurement measurement;
+  Status status;
+  bool ok() const { return status.ok(); }
+};
+
 // Sends one streamed request and measures it. `path` is the endpoint ("/v1/chat/completions");
-// `headers` are added to the authentication headers.
-StatusOr<Measurement> Measure(const Target& target, const std::string& path, const Json& body,
-                              const HeaderMap& headers = {});
+// `headers` are added to the authentication headers. A stream that ends without the server's
+// prompt token count is a failure: no rate could be computed from it.
+RequestResult Measure(const Target& target, const std::string& path, const Json& body,
+                      const HeaderMap& headers = {});
 
 // A streamed request for `prompt` that generates exactly `max_tokens` where the server honours
 // ignore_eos (llama.cpp, vLLM and deltaserve do), greedy, with usage in the stream.
-StatusOr<Measurement> MeasurePrompt(const Target& target, const std::string& prompt,
-                                    int64_t max_tokens);
+RequestResult MeasurePrompt(const Target& target, const std::string& prompt, int64_t max_tokens);
 
 // The model id to send when the user named none: the first one GET /v1/models lists.
 StatusOr<std::string> DiscoverModel(const Target& target);

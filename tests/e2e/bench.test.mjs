@@ -238,6 +238,8 @@ test('bad input fails with one clear message and no files', async () => {
   assert.match(badTrace.stderr, /garbage\.jsonl:1: not a trace record/);
   const tooLong = await bench(['sweep', '--url', cached.baseUrl, '--sizes', '16k', '-o', out]);
   assert.notEqual(tooLong.code, 0, 'every request failed');
-  assert.match(tooLong.stderr, /FAILED: POST .*HTTP 400/);
-  assert.equal(readJson(out, 'sweep').rows[0].prompt_tokens, null);
+  assert.match(tooLong.stderr, /FAILED after [0-9.]+ s \(no token streamed\): POST .*HTTP 400/);
+  const [failed] = readJson(out, 'sweep').rows;
+  assert.equal(failed.prompt_tokens, null);
+  assert.ok(failed.wall_s >= 0, 'a failed row keeps its elapsed time');
 });
