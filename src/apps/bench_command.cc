@@ -6,10 +6,16 @@
 #include <memory>
 
 #include "apps/commands.h"
+#include "bench/failures.h"
 #include "bench/modes.h"
 
 namespace ds::apps {
 namespace {
+
+// Exit statuses (docs/bench.md): scripts can tell results that are written but incomplete from
+// a run that produced none.
+constexpr int kExitNotRun = 1;      // bad flags or input, or the files could not be written
+constexpr int kExitRowsFailed = 2;  // the files are written, but at least one row failed
 
 struct TargetFlags {
   std::string url = "http://127.0.0.1:8080";
@@ -75,7 +81,12 @@ StatusOr<bench::Target> MakeTarget(const std::string& url, std::string label,
     return InvalidArgumentError("--api must be chat or completions, not \"" + flags.api + "\"");
   }
   if (model.empty()) {
-    DS_ASSIGN_OR_RETURN(target.model, bench::DiscoverModel(target));
+    StatusOr<std::string> discovered = bench::DiscoverModel(target);
+    if (!discovered.ok()) {
+      return Status(discovered.status().code(),
+                    "finding the model: " + discovered.status().message());
+    }
+    target.model = *discovered;
   } else {
     target.model = model;
   }
@@ -116,12 +127,13 @@ void AddTargetFlags(CLI::App* app, TargetFlags* flags) {
       ->capture_default_str();
 }
 
-int Finish(const StatusOr<bench::Report>& report, const std::vector<bench::Target>& targets,
+int Finish(StatusOr<bench::Report> report, const std::vector<bench::Target>& targets,
            const std::string& out_dir) {
   if (!report.ok()) {
     std::fprintf(stderr, "deltaserve bench: %s\n", report.status().message().c_str());
-    return 1;
+    return kExitNotRun;
   }
+  bench::SummarizeFailures(&*report);
   std::printf("%s\n", bench::MarkdownTable(*report).c_str());
   if (targets.size() == 2) {
     std::printf("Ratios %s / %s:\n\n%s\n", targets[0].label.c_str(), targets[1].label.c_str(),
@@ -130,25 +142,25 @@ int Finish(const StatusOr<bench::Report>& report, const std::vector<bench::Targe
   StatusOr<std::vector<std::string>> files = bench::WriteReport(*report, out_dir);
   if (!files.ok()) {
     std::fprintf(stderr, "deltaserve bench: %s\n", files.status().message().c_str());
-    return 1;
+    return kExitNotRun;
   }
   for (const std::string& f : *files) std::printf("wrote %s\n", f.c_str());
-  bool any_ok = false;
-  for (const bench::Json& row : report->rows) any_ok |= row.value("error", "").empty();
-  if (!any_ok) std::fprintf(stderr, "deltaserve bench: every request failed\n");
-  return any_ok ? 0 : 1;
+  std::string failures = bench::FailureLine(*report);
+  if (failures.empty()) return 0;
+  std::fprintf(stderr, "deltaserve bench: %s\n", failures.c_str());
+  return kExitRowsFailed;
 }
 
 int RunMode(const std::string& mode, const ModeFlags& flags) {
   StatusOr<std::vector<bench::Target>> targets = MakeTargets(flags.target);
   if (!targets.ok()) {
     std::fprintf(stderr, "deltaserve bench: %s\n", targets.status().message().c_str());
-    return 1;
+    return kExitNotRun;
   }
   StatusOr<std::vector<int64_t>> sizes = ParseSizes(flags.sizes);
   if (!sizes.ok()) {
     std::fprintf(stderr, "deltaserve bench: %s\n", sizes.status().message().c_str());
-    return 1;
+    return kExitNotRun;
   }
   StatusOr<bench::Report> report = InvalidArgumentError("unknown mode " + mode);
   if (mode == "sweep") {

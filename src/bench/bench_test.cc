@@ -7,6 +7,8 @@
 #include <cmath>
 #include <thread>
 
+#include "bench/calibration.h"
+#include "bench/failures.h"
 #include "bench/http_client.h"
 #include "bench/progress.h"
 #include "bench/prompt_text.h"
@@ -197,6 +199,23 @@ TEST(ReportTest, UnknownRatesAreNullNotZero) {
   EXPECT_TRUE(row["cached_tokens"].is_null());
 }
 
+TEST(FailuresTest, TheSummaryAndTheLastLineNameTheFirstFailureAndItsPhase) {
+  Report r = SampleReport();
+  r.rows[2]["failed_in"] = "calibration";
+  SummarizeFailures(&r);
+  EXPECT_EQ(r.summary["failed_rows"], 1);
+  EXPECT_EQ(r.summary["first_failure"]["row"], 3);
+  EXPECT_EQ(r.summary["first_failure"]["failed_in"], "calibration");
+  EXPECT_EQ(FailureLine(r),
+            "1 of 3 rows failed; the first, row 3 of sweep (server A, size 2048), failed in "
+            "calibration: HTTP 400: \"too, long\"");
+  r.rows.pop_back();
+  SummarizeFailures(&r);
+  EXPECT_EQ(r.summary["failed_rows"], 0);
+  EXPECT_TRUE(r.summary["first_failure"].is_null());
+  EXPECT_EQ(FailureLine(r), "");
+}
+
 TEST(ReportTest, WriteFailsClearlyOnAFileInTheWay) {
   std::string blocker = ::testing::TempDir() + "bench_blocker_" + std::to_string(getpid());
   FILE* f = std::fopen(blocker.c_str(), "w");
@@ -316,6 +335,9 @@ TEST(ClientTest, AStreamCutShortKeepsWhatItMeasured) {
   });
   RequestResult result = MeasurePrompt(server.target(), "hello", 8);
   ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status.message().find("the connection broke during the response"),
+            std::string::npos)
+      << result.status.message();
   const Measurement& m = result.measurement;
   EXPECT_GT(m.ttft_s(), 0);
   EXPECT_EQ(m.decode_tokens(), 3);
@@ -331,6 +353,40 @@ TEST(ClientTest, AStreamCutShortKeepsWhatItMeasured) {
   EXPECT_TRUE(row["prefill_tok_s"].is_null());
   EXPECT_NE(Outcome(result).find("FAILED after"), std::string::npos) << Outcome(result);
   EXPECT_NE(Outcome(result).find("3 tokens streamed"), std::string::npos) << Outcome(result);
+}
+
+// Regression: a failed calibration probe ended the whole command with the server's message only.
+TEST(CalibrationTest, AFailedProbeStopsCalibrationAndKeepsWhatWasMeasured) {
+  int requests = 0;
+  FakeServer server([&](const httplib::Request& req, httplib::Response& res) {
+    if (++requests == 2) {
+      res.status = 500;
+      res.set_content(R"({"error":{"message":"out of slots"}})", "application/json");
+      return;
+    }
+    int64_t words = std::count(req.body.begin(), req.body.end(), ' ');
+    res.set_content("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
+                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":" +
+                        std::to_string(words) + ",\"completion_tokens\":1}}\n\n",
+                    "text/event-stream");
+  });
+  PromptText text;
+  Calibration c = Calibrate(server.target(), &text);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status.message().find("HTTP 500"), std::string::npos) << c.status.message();
+  ASSERT_EQ(c.probes.size(), 2u);
+  EXPECT_TRUE(c.probes[0].ok());
+  Json summary = CalibrationSummary({{"fake", c}})["fake"];
+  EXPECT_TRUE(summary["prompt_tokens_per_word"].is_null());
+  EXPECT_EQ(summary["error"], c.status.message());
+  EXPECT_EQ(summary["probes"][0]["words"], 64);
+  EXPECT_GT(summary["probes"][0]["prompt_tokens"].get<int64_t>(), 64);
+  EXPECT_EQ(summary["probes"][1]["failed_in"], "request");
+  Json row;
+  AddUncalibrated(c, &row);
+  EXPECT_EQ(row["failed_in"], "calibration");
+  EXPECT_EQ(row["error"], "calibration failed: " + c.status.message());
+  EXPECT_TRUE(row["wall_s"].is_null());  // never sent
 }
 
 TEST(ReportTest, FailedRowsAreNotDrawn) {

@@ -1,6 +1,7 @@
 // compare: each context size cold (a prompt no cache has seen), then warm (the same request
 // again), to show what the server's prompt cache saves.
 
+#include "bench/calibration.h"
 #include "bench/modes.h"
 #include "bench/progress.h"
 #include "bench/prompt_text.h"
@@ -26,23 +27,29 @@ Chart CompareChart(const std::vector<Target>& targets, const std::vector<Json>& 
 }  // namespace
 
 StatusOr<Report> RunCompare(const std::vector<Target>& targets, const CompareOptions& options) {
-  PromptText text;
-  DS_ASSIGN_OR_RETURN(TokenScales scales, CalibrateAll(targets, &text));
   Report report;
   report.mode = "compare";
   report.columns = RowColumns({"server", "target_tokens", "run", "ttft_speedup"});
   report.key_columns = {"target_tokens", "run"};
   report.ratio_columns = {"ttft_s", "prefill_tok_s", "cached_tokens"};
   Progress progress("compare", static_cast<int64_t>(options.sizes.size() * targets.size() * 2));
+  PromptText text;
+  Calibrations calibrations = CalibrateAll(targets, &text, &progress);
   for (int64_t size : options.sizes) {
     for (const Target& t : targets) {
-      std::string prompt = text.Make(scales[t.label].WordsFor(size));
+      const Calibration& calibration = calibrations[t.label];
+      std::string prompt = text.Make(calibration.scale.WordsFor(size));
       double cold_ttft = -1;
       for (const char* run : {"cold", "warm"}) {
         std::string what = std::to_string(size) + " tokens " + run + " on " + t.label;
-        progress.Begin(what);
         Json row = {{"server", t.label}, {"target_tokens", size}, {"run", run},
                     {"ttft_speedup", Json()}};
+        if (!calibration.ok()) {
+          progress.End(what, AddUncalibrated(calibration, &row));
+          report.rows.push_back(std::move(row));
+          continue;
+        }
+        progress.Begin(what);
         RequestResult m = MeasurePrompt(t, prompt, options.decode_tokens);
         AddResult(m, &row);
         progress.End(what, Outcome(m));
@@ -55,7 +62,8 @@ StatusOr<Report> RunCompare(const std::vector<Target>& targets, const CompareOpt
       }
     }
   }
-  report.summary = {{"decode_tokens_requested", options.decode_tokens}};
+  report.summary = {{"decode_tokens_requested", options.decode_tokens},
+                    {"calibration", CalibrationSummary(calibrations)}};
   report.charts = {CompareChart(targets, report.rows)};
   return report;
 }

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bench/calibration.h"
 #include "bench/modes.h"
 #include "bench/progress.h"
 #include "bench/prompt_text.h"
@@ -17,7 +18,20 @@ struct LevelResult {
   std::vector<Measurement> done;
   std::vector<std::string> errors;
   double wall_s = 0;
+  std::string failed_in;  // "" when every request succeeded
 };
+
+// A level on a server that could not be calibrated: every request it would have sent failed.
+LevelResult Uncalibrated(const Calibration& calibration, int64_t clients,
+                         const ConcurrencyOptions& options, const std::string& what,
+                         Progress* progress) {
+  LevelResult result;
+  result.errors.assign(clients * options.requests_per_client, UncalibratedError(calibration));
+  result.failed_in = "calibration";
+  result.wall_s = -1;  // nothing ran
+  for (const std::string& error : result.errors) progress->End(what, "FAILED, not sent: " + error);
+  return result;
+}
 
 LevelResult RunLevel(const Target& target, const TokenScale& scale, int64_t clients,
                      const ConcurrencyOptions& options, Progress* progress) {
@@ -31,8 +45,8 @@ LevelResult RunLevel(const Target& target, const TokenScale& scale, int64_t clie
       for (int64_t r = 0; r < options.requests_per_client; ++r) {
         std::string what = std::to_string(clients) + " clients on " + target.label + ", client " +
                            std::to_string(c) + " request " + std::to_string(r);
-        RequestResult m = MeasurePrompt(
-            target, text.Make(scale.WordsFor(options.prompt_tokens)), options.decode_tokens);
+        RequestResult m = MeasurePrompt(target, text.Make(scale.WordsFor(options.prompt_tokens)),
+                                        options.decode_tokens);
         std::lock_guard lock(mu);
         if (m.ok()) {
           result.done.push_back(m.measurement);
@@ -44,6 +58,7 @@ LevelResult RunLevel(const Target& target, const TokenScale& scale, int64_t clie
     });
   }
   for (std::thread& t : threads) t.join();
+  if (!result.errors.empty()) result.failed_in = "request";
   result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -72,7 +87,8 @@ Json LevelRow(const Target& target, int64_t clients, const LevelResult& level) {
           {"decode_tok_s_per_request", Known(Mean(decode))},
           {"generated_tokens_per_wall_s", wall > 0 ? Json(generated / wall) : Json()},
           {"total_tokens_per_wall_s", wall > 0 ? Json((prompt + generated) / wall) : Json()},
-          {"wall_s", wall},
+          {"wall_s", Known(wall)},
+          {"failed_in", level.failed_in},
           {"error", level.errors.empty() ? "" : level.errors.front()}};
 }
 
@@ -80,24 +96,29 @@ Json LevelRow(const Target& target, int64_t clients, const LevelResult& level) {
 
 StatusOr<Report> RunConcurrency(const std::vector<Target>& targets,
                                 const ConcurrencyOptions& options) {
-  PromptText text;
-  DS_ASSIGN_OR_RETURN(TokenScales scales, CalibrateAll(targets, &text));
   Report report;
   report.mode = "concurrency";
   report.columns = {"server",        "clients",         "requests",
                     "failed",        "prompt_tokens",   "computed_tokens",
                     "generated_tokens", "ttft_p50_s",   "ttft_p95_s",
                     "decode_tok_s_per_request", "generated_tokens_per_wall_s",
-                    "total_tokens_per_wall_s",  "wall_s", "error"};
+                    "total_tokens_per_wall_s",  "wall_s", "failed_in", "error"};
   report.key_columns = {"clients"};
   report.ratio_columns = {"ttft_p50_s", "decode_tok_s_per_request",
                           "generated_tokens_per_wall_s"};
   int64_t total = 0;
   for (int64_t clients : options.clients) total += clients * options.requests_per_client;
   Progress progress("concurrency", total * static_cast<int64_t>(targets.size()));
+  PromptText text;
+  Calibrations calibrations = CalibrateAll(targets, &text, &progress);
   for (int64_t clients : options.clients) {
     for (const Target& t : targets) {
-      LevelResult level = RunLevel(t, scales[t.label], clients, options, &progress);
+      const Calibration& calibration = calibrations[t.label];
+      LevelResult level =
+          calibration.ok()
+              ? RunLevel(t, calibration.scale, clients, options, &progress)
+              : Uncalibrated(calibration, clients, options,
+                             std::to_string(clients) + " clients on " + t.label, &progress);
       report.rows.push_back(LevelRow(t, clients, level));
     }
   }
@@ -116,7 +137,8 @@ StatusOr<Report> RunConcurrency(const std::vector<Target>& targets,
   }
   report.summary = {{"requests_per_client", options.requests_per_client},
                     {"target_prompt_tokens", options.prompt_tokens},
-                    {"decode_tokens_requested", options.decode_tokens}};
+                    {"decode_tokens_requested", options.decode_tokens},
+                    {"calibration", CalibrationSummary(calibrations)}};
   report.charts = {chart};
   return report;
 }

@@ -25,8 +25,13 @@ httplib::Headers ToHeaders(const HeaderMap& headers) {
   return out;
 }
 
-Status TransportError(const ServerUrl& url, const std::string& path, httplib::Error error) {
-  return UnavailableError("POST " + url.text + path + " failed: " + httplib::to_string(error));
+// `responded`: the status line had arrived, so the connection broke mid-response; httplib's own
+// word for that ("Read") does not say so.
+Status TransportError(const ServerUrl& url, const std::string& path, httplib::Error error,
+                      bool responded) {
+  std::string what = httplib::to_string(error);
+  if (responded) what = "the connection broke during the response (" + what + ")";
+  return UnavailableError("POST " + url.text + path + " failed: " + what);
 }
 
 Status HttpStatusError(const std::string& method, const ServerUrl& url, const std::string& path,
@@ -73,7 +78,7 @@ StreamedResponse PostStreaming(
   httplib::Error error = httplib::Error::Success;
   bool sent = client->send(request, response, error);
   double wall = seconds();
-  if (!sent) return {wall, TransportError(url, path, error)};
+  if (!sent) return {wall, TransportError(url, path, error, status != 0)};
   if (status < 200 || status >= 300) {
     return {wall, HttpStatusError("POST", url, path, status, error_body)};
   }

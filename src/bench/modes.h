@@ -1,6 +1,7 @@
 // The four benchmark modes. Each runs its workload against one or two servers, the second in
-// alternation with the first item by item, and returns a Report; a request that fails becomes a
-// row with its error, and the mode goes on.
+// alternation with the first item by item, and returns a Report. A request that fails becomes a
+// failed row with what it measured and its error, and the mode goes on; so does a server that
+// cannot be calibrated, whose rows are all marked failed in calibration without being sent.
 // Thread safety: each call owns its state; concurrency runs its clients on their own threads.
 #pragma once
 

@@ -28,6 +28,13 @@ void Progress::End(const std::string& what, const std::string& result) {
   ++done_;
 }
 
+void Progress::Note(const std::string& what, const std::string& result) {
+  std::lock_guard lock(mu_);
+  std::fprintf(stderr, "%s%s: %s: %s\n", terminal_ ? "\r\033[K" : "", mode_.c_str(), what.c_str(),
+               result.c_str());
+  std::fflush(stderr);
+}
+
 std::string Summarize(const Measurement& m) {
   auto rate = [](double v, const char* unit) {
     if (v < 0) return std::string("n/a");

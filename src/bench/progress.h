@@ -20,6 +20,8 @@ class Progress {
   void Begin(const std::string& what);
   // Ends a step with its result; counts it toward the total.
   void End(const std::string& what, const std::string& result);
+  // A line for work outside the counted steps (calibration).
+  void Note(const std::string& what, const std::string& result);
 
  private:
   std::string Prefix() const;

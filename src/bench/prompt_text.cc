@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdio>
 #include <string_view>
 
 namespace ds::bench {
 namespace {
 
-constexpr std::array<std::string_view, 64> kWords = {
+constexpr std::array<std::string_view, PromptText::kWordListSize> kWords = {
     "river",  "stone",   "garden", "window", "silver", "morning", "quiet",  "market",
     "bridge", "candle",  "forest", "letter", "yellow", "harbor",  "planet", "winter",
     "copper", "meadow",  "signal", "travel", "orange", "pocket",  "thunder", "velvet",
@@ -18,11 +17,6 @@ constexpr std::array<std::string_view, 64> kWords = {
     "circle", "dragon",  "feather", "guitar", "hollow", "jacket", "kettle", "lantern",
     "marble", "needle",  "object", "puzzle", "rabbit", "saddle",  "tunnel", "umbrella",
     "violet", "walnut",  "zipper", "button", "cotton", "desert",  "falcon", "glacier"};
-
-// Whole passes over the word list, so the probes' token counts do not depend on the draw.
-constexpr int64_t kShortProbeWords = 64;
-constexpr int64_t kLongProbeWords = 320;
-static_assert(kShortProbeWords % kWords.size() == 0 && kLongProbeWords % kWords.size() == 0);
 
 }  // namespace
 
@@ -44,37 +38,6 @@ std::string PromptText::Make(int64_t words) {
     text += order[slot];
   }
   return text;
-}
-
-int64_t TokenScale::WordsFor(int64_t prompt_tokens) const {
-  return std::max<int64_t>(1, std::llround((prompt_tokens - intercept) / slope));
-}
-
-StatusOr<TokenScale> Calibrate(const Target& target, PromptText* text) {
-  RequestResult short_result = MeasurePrompt(target, text->Make(kShortProbeWords), 1);
-  DS_RETURN_IF_ERROR(short_result.status);
-  RequestResult long_result = MeasurePrompt(target, text->Make(kLongProbeWords), 1);
-  DS_RETURN_IF_ERROR(long_result.status);
-  const Measurement& short_probe = short_result.measurement;
-  const Measurement& long_probe = long_result.measurement;
-  TokenScale scale;
-  scale.slope = static_cast<double>(long_probe.prompt_tokens - short_probe.prompt_tokens) /
-                (kLongProbeWords - kShortProbeWords);
-  if (!(scale.slope > 0)) {
-    return DataLossError(target.url.text + ": prompt token counts did not grow with the prompt (" +
-                         std::to_string(short_probe.prompt_tokens) + " then " +
-                         std::to_string(long_probe.prompt_tokens) + ")");
-  }
-  scale.intercept = short_probe.prompt_tokens - scale.slope * kShortProbeWords;
-  return scale;
-}
-
-StatusOr<TokenScales> CalibrateAll(const std::vector<Target>& targets, PromptText* text) {
-  TokenScales scales;
-  for (const Target& t : targets) {
-    DS_ASSIGN_OR_RETURN(scales[t.label], Calibrate(t, text));
-  }
-  return scales;
 }
 
 }  // namespace ds::bench

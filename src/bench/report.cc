@@ -8,19 +8,8 @@
 namespace ds::bench {
 namespace {
 
-std::string Cell(const Json& value) {
-  if (value.is_null()) return "";
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_float()) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.4g", value.get<double>());
-    return buf;
-  }
-  return value.dump();
-}
-
 std::string CsvCell(const Json& value) {
-  std::string text = value.is_number_float() ? value.dump() : Cell(value);
+  std::string text = value.is_number_float() ? value.dump() : CellText(value);
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string quoted = "\"";
   for (char c : text) {
@@ -32,7 +21,7 @@ std::string CsvCell(const Json& value) {
 
 std::string ItemKey(const Json& row, const std::vector<std::string>& keys) {
   std::string key;
-  for (const std::string& k : keys) key += Cell(row.value(k, Json())) + "|";
+  for (const std::string& k : keys) key += CellText(row.value(k, Json())) + "|";
   return key;
 }
 
@@ -47,6 +36,17 @@ Status WriteFile(const std::filesystem::path& path, const std::string& text) {
 }  // namespace
 
 Json Known(double value) { return value >= 0 ? Json(value) : Json(); }
+
+std::string CellText(const Json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.4g", value.get<double>());
+    return buf;
+  }
+  return value.dump();
+}
 
 Series ColumnSeries(const std::vector<Json>& rows, const std::string& server,
                     const std::string& x_column, const std::string& y_column, std::string name) {
@@ -83,7 +83,7 @@ std::string MarkdownTable(const Report& report) {
   text += "\n";
   for (const Json& row : report.rows) {
     text += "|";
-    for (const std::string& c : report.columns) text += " " + Cell(row.value(c, Json())) + " |";
+    for (const std::string& c : report.columns) text += " " + CellText(row.value(c, Json())) + " |";
     text += "\n";
   }
   return text;
@@ -97,7 +97,9 @@ std::string RatioTable(const Report& report, const std::string& label_a,
   }
   std::string text = "|";
   for (const std::string& k : report.key_columns) text += " " + k + " |";
-  for (const std::string& c : report.ratio_columns) text += " " + c + " " + label_a + "/" + label_b + " |";
+  for (const std::string& c : report.ratio_columns) {
+    text += " " + c + " " + label_a + "/" + label_b + " |";
+  }
   text += "\n|";
   for (size_t i = 0; i < report.key_columns.size() + report.ratio_columns.size(); ++i) {
     text += "---|";
@@ -109,13 +111,15 @@ std::string RatioTable(const Report& report, const std::string& label_a,
     if (it == b_rows.end()) continue;
     const Json& b = *it->second;
     text += "|";
-    for (const std::string& k : report.key_columns) text += " " + Cell(a.value(k, Json())) + " |";
+    for (const std::string& k : report.key_columns) {
+      text += " " + CellText(a.value(k, Json())) + " |";
+    }
     for (const std::string& c : report.ratio_columns) {
       Json va = a.value(c, Json());
       Json vb = b.value(c, Json());
       bool both = va.is_number() && vb.is_number() && vb.get<double>() != 0;
-      text += " " + (both ? Cell(Json(va.get<double>() / vb.get<double>())) : std::string("-")) +
-              " |";
+      std::string ratio = both ? CellText(Json(va.get<double>() / vb.get<double>())) : "-";
+      text += " " + ratio + " |";
     }
     text += "\n";
   }

@@ -26,6 +26,9 @@ struct Report {
 // `value` when it is a measurement (>= 0), else null: unknown is never printed as zero.
 Json Known(double value);
 
+// A value as a table cell: "" for null, strings bare, floats to 4 significant digits.
+std::string CellText(const Json& value);
+
 // The (x, y) points of the rows of `server` where both columns hold numbers, failed rows left
 // out: what a failed request measured is reported in its row, never drawn beside full ones.
 Series ColumnSeries(const std::vector<Json>& rows, const std::string& server,

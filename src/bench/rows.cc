@@ -30,16 +30,26 @@ void AddMeasurement(const Measurement& m, Json* row) {
   r["decode_tok_s"] = Known(m.decode_tokens_per_s());
   r["wall_s"] = m.wall_s;
   r["total_tokens_per_wall_s"] = Known(m.total_tokens_per_wall_s());
+  r["failed_in"] = "";
   r["error"] = "";
 }
 
 void AddResult(const RequestResult& result, Json* row) {
   AddMeasurement(result.measurement, row);
-  (*row)["error"] = result.ok() ? "" : result.status.message();
+  if (result.ok()) return;
+  (*row)["failed_in"] = "request";
+  (*row)["error"] = result.status.message();
+}
+
+void MarkNotSent(const std::string& phase, const std::string& error, Json* row) {
+  for (const std::string& c : MeasurementColumns()) (*row)[c] = Json();
+  (*row)["failed_in"] = phase;
+  (*row)["error"] = error;
 }
 
 std::vector<std::string> RowColumns(std::vector<std::string> leading) {
   for (const std::string& c : MeasurementColumns()) leading.push_back(c);
+  leading.push_back("failed_in");
   leading.push_back("error");
   return leading;
 }

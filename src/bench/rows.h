@@ -14,11 +14,15 @@ namespace ds::bench {
 // total_tokens_per_wall_s, the last labelled as what it is. What was not measured is null.
 const std::vector<std::string>& MeasurementColumns();
 void AddMeasurement(const Measurement& m, Json* row);
-// AddMeasurement, and the error in "error" ("" when the request succeeded). A failed request
-// keeps what it measured before failing; its rates are never drawn in charts.
+// AddMeasurement, and for a failed request "failed_in" = "request" and its error in "error"
+// (both "" when it succeeded). A failed request keeps what it measured before failing; its rates
+// are never drawn in charts.
 void AddResult(const RequestResult& result, Json* row);
+// A row failed before its request was sent: every measurement column null, "failed_in" names
+// the phase that failed (e.g. "calibration").
+void MarkNotSent(const std::string& phase, const std::string& error, Json* row);
 
-// `leading` columns, then the measurement columns, then "error".
+// `leading` columns, then the measurement columns, then "failed_in" and "error".
 std::vector<std::string> RowColumns(std::vector<std::string> leading);
 
 }  // namespace ds::bench

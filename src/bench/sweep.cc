@@ -1,4 +1,5 @@
 // sweep: prefill and decode rates at each context size, with prompts no cache has seen.
+#include "bench/calibration.h"
 #include "bench/modes.h"
 #include "bench/progress.h"
 #include "bench/prompt_text.h"
@@ -31,8 +32,6 @@ std::vector<Chart> SweepCharts(const std::vector<Target>& targets, const std::ve
 }  // namespace
 
 StatusOr<Report> RunSweep(const std::vector<Target>& targets, const SweepOptions& options) {
-  PromptText text;
-  DS_ASSIGN_OR_RETURN(TokenScales scales, CalibrateAll(targets, &text));
   Report report;
   report.mode = "sweep";
   report.columns = RowColumns({"server", "target_tokens", "repeat"});
@@ -40,22 +39,30 @@ StatusOr<Report> RunSweep(const std::vector<Target>& targets, const SweepOptions
   report.ratio_columns = {"ttft_s", "prefill_tok_s", "decode_tok_s"};
   Progress progress("sweep", static_cast<int64_t>(options.sizes.size() * options.repeats *
                                                   targets.size()));
+  PromptText text;
+  Calibrations calibrations = CalibrateAll(targets, &text, &progress);
   for (int64_t size : options.sizes) {
     for (int repeat = 0; repeat < options.repeats; ++repeat) {
       for (const Target& t : targets) {
         std::string what = std::to_string(size) + " tokens on " + t.label;
-        progress.Begin(what);
         Json row = {{"server", t.label}, {"target_tokens", size}, {"repeat", repeat}};
-        RequestResult m =
-            MeasurePrompt(t, text.Make(scales[t.label].WordsFor(size)), options.decode_tokens);
-        AddResult(m, &row);
-        progress.End(what, Outcome(m));
+        const Calibration& calibration = calibrations[t.label];
+        if (!calibration.ok()) {
+          progress.End(what, AddUncalibrated(calibration, &row));
+        } else {
+          progress.Begin(what);
+          RequestResult m = MeasurePrompt(t, text.Make(calibration.scale.WordsFor(size)),
+                                          options.decode_tokens);
+          AddResult(m, &row);
+          progress.End(what, Outcome(m));
+        }
         report.rows.push_back(std::move(row));
       }
     }
   }
   report.summary = {{"decode_tokens_requested", options.decode_tokens},
-                    {"repeats", options.repeats}};
+                    {"repeats", options.repeats},
+                    {"calibration", CalibrationSummary(calibrations)}};
   report.charts = SweepCharts(targets, report.rows);
   return report;
 }

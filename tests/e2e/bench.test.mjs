@@ -1,6 +1,7 @@
 // `deltaserve bench` against real servers on the embedded model: every mode writes JSON, CSV and
 // SVG charts with the expected series, the numbers agree with what the servers report, --vs pairs
-// two servers, and bad input fails with a clear message.
+// two servers, and bad input fails with a clear message. Against fake servers that fail on
+// purpose: failures name their phase, keep what was measured and fail the command.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { binary, startServer } from './server.mjs';
+import { promptWords, startFakeServer } from './fake-openai.mjs';
 
 let cached;
 let uncached;
@@ -221,25 +223,92 @@ test('sweep --vs alternates two servers and prints ratios', async () => {
 
 test('bad input fails with one clear message and no files', async () => {
   const out = path.join(work, 'bad');
-  const noServer = await bench(['sweep', '--url', 'http://127.0.0.1:1', '--model', 'm',
-    '--sizes', '128', '-o', out]);
-  assert.notEqual(noServer.code, 0);
-  assert.match(noServer.stderr, /deltaserve bench: POST http:\/\/127\.0\.0\.1:1\/v1\/chat\/completions failed/);
-  assert.equal(existsSync(out), false);
   const badSize = await bench(['sweep', '--url', cached.baseUrl, '--sizes', '12x', '-o', out]);
-  assert.notEqual(badSize.code, 0);
+  assert.equal(badSize.code, 1);
   assert.match(badSize.stderr, /bad size "12x"/);
   const badUrl = await bench(['sweep', '--url', 'ftp://x', '-o', out]);
   assert.match(badUrl.stderr, /must start with http:\/\/ or https:\/\//);
+  const noModels = await bench(['sweep', '--url', 'http://127.0.0.1:1', '-o', out]);
+  assert.equal(noModels.code, 1);
+  assert.match(noModels.stderr, /deltaserve bench: finding the model: GET http:\/\/127\.0\.0\.1:1\/v1\/models failed/);
   const garbage = path.join(work, 'garbage.jsonl');
   writeFileSync(garbage, '{"not": "a record"}\n');
   const badTrace = await bench(['replay', garbage, '--url', cached.baseUrl, '-o', out]);
-  assert.notEqual(badTrace.code, 0);
+  assert.equal(badTrace.code, 1);
   assert.match(badTrace.stderr, /garbage\.jsonl:1: not a trace record/);
+  assert.equal(existsSync(out), false);
   const tooLong = await bench(['sweep', '--url', cached.baseUrl, '--sizes', '16k', '-o', out]);
-  assert.notEqual(tooLong.code, 0, 'every request failed');
+  assert.equal(tooLong.code, 2, 'every request failed');
   assert.match(tooLong.stderr, /FAILED after [0-9.]+ s \(no token streamed\): POST .*HTTP 400/);
   const [failed] = readJson(out, 'sweep').rows;
   assert.equal(failed.prompt_tokens, null);
+  assert.equal(failed.failed_in, 'request');
   assert.ok(failed.wall_s >= 0, 'a failed row keeps its elapsed time');
+});
+
+// Regression: a failed calibration exited with the server's message alone and wrote nothing.
+test('a failed calibration names its phase, keeps what it measured and fails the command', async () => {
+  const fake = await startFakeServer((body, i) =>
+    (i === 1 ? { status: 500, message: 'out of slots' } : { tokens: 1 }));
+  const out = path.join(work, 'calibration');
+  const result = await bench(['sweep', '--url', fake.baseUrl, '--label', 'fake', '--sizes', '128,256',
+    '-o', out]);
+  await fake.close();
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /sweep: calibration on fake: FAILED, none of its rows will be sent: POST .*HTTP 500: .*out of slots/);
+  assert.match(result.stderr, /deltaserve bench: 2 of 2 rows failed; the first, row 1 of sweep \(server fake, target_tokens 128, repeat 0\), failed in calibration: calibration failed: POST .*HTTP 500/);
+  assert.equal(fake.bodies.length, 2, 'no row is sent to a server that could not be calibrated');
+  const { rows, summary } = readJson(out, 'sweep');
+  assert.deepEqual(rows.map((r) => [r.target_tokens, r.failed_in, r.wall_s]),
+    [[128, 'calibration', null], [256, 'calibration', null]]);
+  assert.match(rows[0].error, /^calibration failed: POST .*out of slots/);
+  assert.equal(summary.failed_rows, 2);
+  assert.deepEqual(summary.first_failure, { row: 1, server: 'fake', failed_in: 'calibration',
+    error: rows[0].error });
+  const [probe, failedProbe] = summary.calibration.fake.probes;
+  assert.equal(probe.prompt_tokens, promptWords(fake.bodies[0]), 'the probe that ran is kept');
+  assert.equal(failedProbe.failed_in, 'request');
+  assert.match(failedProbe.error, /HTTP 500/);
+  assert.match(readFileSync(path.join(out, 'sweep.csv'), 'utf8'), /,failed_in,error\n/);
+  readPanels(out, 'sweep-throughput');
+
+  const unreachable = await bench(['sweep', '--url', 'http://127.0.0.1:1', '--model', 'm',
+    '--sizes', '128', '-o', path.join(work, 'unreachable')]);
+  assert.equal(unreachable.code, 2);
+  assert.match(unreachable.stderr, /failed in calibration: calibration failed: POST http:\/\/127\.0\.0\.1:1\/v1\/chat\/completions failed/);
+});
+
+// Regression: with --vs, failed rows were only errors in their rows and the command exited 0.
+test('sweep --vs marks failed rows with their phase, keeps partial timings and exits 2', async () => {
+  const healthy = await startFakeServer(() => ({ tokens: 4 }));
+  // Calibration probes are 64 and 320 words; longer prompts are cut short or refused.
+  const failing = await startFakeServer((body) => {
+    const words = promptWords(body);
+    if (words <= 400) return { tokens: 4 };
+    if (words <= 1500) return { tokens: 3, cut: true };
+    return { status: 400, message: 'prompt is longer than the context' };
+  });
+  const out = path.join(work, 'vs-failing');
+  const result = await bench(['sweep', '--url', healthy.baseUrl, '--label', 'a', '--vs',
+    failing.baseUrl, '--vs-label', 'b', '--sizes', '128,1k,2k', '--decode-tokens', '4', '-o', out]);
+  await healthy.close();
+  await failing.close();
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stdout, /Ratios a \/ b:/);
+  assert.match(result.stderr, /deltaserve bench: 2 of 6 rows failed; the first, row 4 of sweep \(server b, target_tokens 1024, repeat 0\), failed in its request: /);
+  const { rows, summary } = readJson(out, 'sweep');
+  assert.deepEqual(rows.map((r) => [r.server, r.target_tokens, r.failed_in]), [
+    ['a', 128, ''], ['b', 128, ''], ['a', 1024, ''], ['b', 1024, 'request'],
+    ['a', 2048, ''], ['b', 2048, 'request']]);
+  assert.equal(summary.failed_rows, 2);
+  const cut = rows[3];
+  assert.ok(cut.ttft_s > 0, `a row cut short keeps its TTFT: ${JSON.stringify(cut)}`);
+  assert.equal(cut.decode_tokens, 3, 'and the tokens it streamed');
+  assert.ok(cut.wall_s >= cut.ttft_s, 'and its elapsed time');
+  assert.equal(cut.prompt_tokens, null);
+  assert.match(cut.error, /failed: the connection broke during the response/);
+  assert.match(rows[5].error, /HTTP 400: .*longer than the context/);
+  assert.equal(rows[5].ttft_s, null);
+  const [prefill] = readPanels(out, 'sweep-throughput');
+  assert.deepEqual(prefill.b.map(([x]) => x), [rows[1].prompt_tokens], 'failed rows are not drawn');
 });
