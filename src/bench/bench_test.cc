@@ -210,10 +210,27 @@ TEST(FailuresTest, TheSummaryAndTheLastLineNameTheFirstFailureAndItsPhase) {
             "1 of 3 rows failed; the first, row 3 of sweep (server A, size 2048), failed in "
             "calibration: HTTP 400: \"too, long\"");
   r.rows.pop_back();
+  r.notes.clear();
   SummarizeFailures(&r);
   EXPECT_EQ(r.summary["failed_rows"], 0);
   EXPECT_TRUE(r.summary["first_failure"].is_null());
   EXPECT_EQ(FailureLine(r), "");
+}
+
+// Regression: when every row failed, the charts came out empty with nothing to say why.
+TEST(FailuresTest, WhenNoRowSucceededTheReportAndEveryChartSaySo) {
+  Report r = SampleReport();
+  r.charts = {Chart{"c", "t", "x", false, {Panel{"y", {}}}}};
+  SummarizeFailures(&r);
+  EXPECT_EQ(r.charts[0].note, "1 of 3 rows failed and are not drawn; the first: HTTP 400: "
+                              "\"too, long\"");
+  EXPECT_TRUE(r.notes.empty());
+  r.rows.erase(r.rows.begin(), r.rows.begin() + 2);
+  SummarizeFailures(&r);
+  const std::string note = "no row succeeded: HTTP 400: \"too, long\"";
+  EXPECT_EQ(r.charts[0].note, note);
+  EXPECT_EQ(r.notes, std::vector<std::string>{note});
+  EXPECT_NE(MarkdownTable(r).find("\nNote: " + note + "\n"), std::string::npos);
 }
 
 TEST(ReportTest, WriteFailsClearlyOnAFileInTheWay) {

@@ -33,10 +33,21 @@ void SummarizeFailures(Report* report) {
     return;
   }
   const Json& row = report->rows[first];
+  const std::string error = row["error"];
   report->summary["first_failure"] = {{"row", first + 1},
                                       {"server", row.value("server", "")},
                                       {"failed_in", row.value("failed_in", "")},
-                                      {"error", row["error"]}};
+                                      {"error", error}};
+  const int64_t failed = CountFailedRows(*report);
+  std::string chart_note;
+  if (failed == static_cast<int64_t>(report->rows.size())) {
+    chart_note = "no row succeeded: " + error;
+    report->notes.push_back(chart_note);
+  } else {
+    chart_note = std::to_string(failed) + " of " + std::to_string(report->rows.size()) +
+                 " rows failed and are not drawn; the first: " + error;
+  }
+  for (Chart& chart : report->charts) chart.note = chart_note;
 }
 
 std::string FailureLine(const Report& report) {

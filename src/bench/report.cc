@@ -86,6 +86,7 @@ std::string MarkdownTable(const Report& report) {
     for (const std::string& c : report.columns) text += " " + CellText(row.value(c, Json())) + " |";
     text += "\n";
   }
+  for (const std::string& note : report.notes) text += "\nNote: " + note + "\n";
   return text;
 }
 
@@ -131,7 +132,9 @@ StatusOr<std::vector<std::string>> WriteReport(const Report& report, const std::
   std::filesystem::create_directories(dir, ec);
   if (ec) return UnavailableError("cannot create " + dir + ": " + ec.message());
   std::vector<std::string> written;
-  Json doc = {{"mode", report.mode}, {"summary", report.summary}, {"rows", report.rows}};
+  Json summary = report.summary;
+  summary["notes"] = report.notes;
+  Json doc = {{"mode", report.mode}, {"summary", summary}, {"rows", report.rows}};
   std::filesystem::path base(dir);
   std::vector<std::pair<std::filesystem::path, std::string>> files = {
       {base / (report.mode + ".json"), doc.dump(2) + "\n"},

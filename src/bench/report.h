@@ -21,6 +21,8 @@ struct Report {
   std::vector<Chart> charts;
   std::vector<std::string> key_columns;    // identify one workload item, without "server"
   std::vector<std::string> ratio_columns;  // compared between servers
+  // Footnotes: printed under the table and kept in the JSON summary's "notes".
+  std::vector<std::string> notes;
 };
 
 // `value` when it is a measurement (>= 0), else null: unknown is never printed as zero.
@@ -38,6 +40,7 @@ Series ColumnSeries(const std::vector<Json>& rows, const std::string& server,
 StatusOr<std::vector<std::string>> WriteReport(const Report& report, const std::string& dir);
 
 std::string CsvText(const Report& report);
+// The rows as a Markdown table, then the notes.
 std::string MarkdownTable(const Report& report);
 // For each workload item run on both servers: the ratio `a / b` of every ratio column.
 std::string RatioTable(const Report& report, const std::string& label_a,

@@ -12,6 +12,7 @@ constexpr double kWidth = 860;
 constexpr double kPanelHeight = 300;
 constexpr double kTitleHeight = 40;
 constexpr double kLeft = 80, kRight = 200, kTop = 20, kBottom = 50;
+constexpr size_t kNoteBytes = 130;  // what fits the width at the note's size
 constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                    "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
@@ -85,6 +86,19 @@ class Canvas {
 
 double MapX(double x, bool log2_x) { return log2_x ? std::log2(std::max(x, 1e-9)) : x; }
 
+// The note on one line of the width: control characters (which XML forbids) become spaces, and a
+// long one is cut at a character boundary, never inside a UTF-8 sequence.
+std::string NoteLine(const std::string& note) {
+  std::string line = note;
+  for (char& c : line) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  if (line.size() <= kNoteBytes) return line;
+  size_t cut = kNoteBytes;
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+  return line.substr(0, cut) + "\u2026";
+}
+
 }  // namespace
 
 std::string XmlEscape(const std::string& text) {
@@ -109,6 +123,9 @@ std::string RenderSvg(const Chart& chart) {
         Coord(kWidth) + " " + Coord(height) + "\" font-family=\"sans-serif\">\n");
   c.Raw("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
   c.Text(kWidth / 2, 26, chart.title, "middle", 16, " class=\"title\"");
+  if (!chart.note.empty()) {
+    c.Text(kWidth / 2, 48, NoteLine(chart.note), "middle", 12, " class=\"note\" fill=\"#b00020\"");
+  }
 
   Range xr;
   bool integer_x = true;  // turns, client counts: no ticks between them

@@ -27,6 +27,8 @@ struct Chart {
   std::string x_label;
   bool log2_x = false;  // context sizes: 1k, 2k, 4k ... evenly spaced
   std::vector<Panel> panels;
+  // A visible line under the title, e.g. why the chart is empty; shortened to fit, "" for none.
+  std::string note = "";
 };
 
 std::string RenderSvg(const Chart& chart);

@@ -53,5 +53,21 @@ TEST(SvgChartTest, PointsAreDrawnLeftToRightInsideThePlot) {
   EXPECT_LT(xs[1], xs[2]);
 }
 
+TEST(SvgChartTest, TheNoteIsVisibleOnOneLineOfValidText) {
+  std::string error = "HTTP 500: <bad>\n\x01 ";
+  for (int i = 0; i < 100; ++i) error += "\xc3\xa9";  // é: two bytes each
+  Chart chart{"c", "t", "x", false, {Panel{"y", {Series{"s", {}}}}}, "no row succeeded: " + error};
+  std::string svg = RenderSvg(chart);
+  std::smatch match;
+  std::regex note("<text [^>]*class=\"note\"[^>]*>([^<]*)</text>");
+  ASSERT_TRUE(std::regex_search(svg, match, note)) << svg;
+  std::string text = match[1];
+  EXPECT_EQ(text.rfind("no row succeeded: HTTP 500: &lt;bad&gt;  ", 0), 0u) << text;
+  EXPECT_LE(text.size(), 150u);
+  EXPECT_EQ(text.substr(text.size() - 3), "\xe2\x80\xa6");  // an ellipsis, after whole characters
+  EXPECT_EQ(text.substr(text.size() - 5, 2), "\xc3\xa9");
+  EXPECT_EQ(RenderSvg(Chart{"c", "t", "x", false, {}}).find("class=\"note\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ds::bench

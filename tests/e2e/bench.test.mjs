@@ -70,6 +70,13 @@ function readPanels(dir, stem) {
   });
 }
 
+// The chart's note (the line under its title), or undefined.
+function readNote(dir, stem) {
+  const text = readFileSync(path.join(dir, `${stem}.svg`), 'utf8');
+  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(text);
+  return [doc.svg.text].flat().find((t) => t.class === 'note')?.['#text'];
+}
+
 // The series of a one-panel chart, or of the first panel.
 function readChart(dir, stem) {
   return readPanels(dir, stem)[0];
@@ -101,6 +108,7 @@ test('sweep measures prefill and decode per size with unique prompts and charts 
   const [prefill, decode] = readPanels(out, 'sweep-throughput');
   prefill.ds.forEach(([, y], i) => assert.ok(close(y, rows[i].prefill_tok_s), `${y} vs ${rows[i].prefill_tok_s}`));
   assert.deepEqual(decode.ds.map(([x]) => x), rows.map((r) => r.prompt_tokens));
+  assert.equal(readNote(out, 'sweep-throughput'), undefined);
   const versus = readChart(out, 'sweep-decode-vs-wall');
   assert.deepEqual(Object.keys(versus).sort(), ['decode tok/s, ds', 'total tokens / wall s, ds']);
   assert.deepEqual(versus['decode tok/s, ds'].map(([x]) => x), rows.map((r) => r.prompt_tokens));
@@ -270,7 +278,16 @@ test('a failed calibration names its phase, keeps what it measured and fails the
   assert.equal(failedProbe.failed_in, 'request');
   assert.match(failedProbe.error, /HTTP 500/);
   assert.match(readFileSync(path.join(out, 'sweep.csv'), 'utf8'), /,failed_in,error\n/);
-  readPanels(out, 'sweep-throughput');
+  // Regression: every row failed and the charts came out empty without a word.
+  const noRow = `no row succeeded: ${rows[0].error}`;
+  assert.deepEqual(summary.notes, [noRow]);
+  assert.ok(result.stdout.includes(`Note: ${noRow}`), result.stdout);
+  for (const stem of ['sweep-throughput', 'sweep-decode-vs-wall']) {
+    for (const panel of readPanels(out, stem)) {
+      assert.ok(Object.values(panel).every((points) => points.length === 0));
+    }
+    assert.match(readNote(out, stem), /^no row succeeded: calibration failed: POST .*HTTP 500/);
+  }
 
   const unreachable = await bench(['sweep', '--url', 'http://127.0.0.1:1', '--model', 'm',
     '--sizes', '128', '-o', path.join(work, 'unreachable')]);
@@ -311,4 +328,6 @@ test('sweep --vs marks failed rows with their phase, keeps partial timings and e
   assert.equal(rows[5].ttft_s, null);
   const [prefill] = readPanels(out, 'sweep-throughput');
   assert.deepEqual(prefill.b.map(([x]) => x), [rows[1].prompt_tokens], 'failed rows are not drawn');
+  assert.match(readNote(out, 'sweep-throughput'), /^2 of 6 rows failed and are not drawn; the first: POST/);
+  assert.deepEqual(summary.notes, []);
 });
