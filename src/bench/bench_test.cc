@@ -5,6 +5,8 @@
 #include <httplib.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "bench/calibration.h"
@@ -12,6 +14,7 @@
 #include "bench/http_client.h"
 #include "bench/progress.h"
 #include "bench/prompt_text.h"
+#include "bench/quote.h"
 #include "bench/report.h"
 #include "bench/rows.h"
 #include "bench/server_url.h"
@@ -233,6 +236,28 @@ TEST(FailuresTest, WhenNoRowSucceededTheReportAndEveryChartSaySo) {
   EXPECT_NE(MarkdownTable(r).find("\nNote: " + note + "\n"), std::string::npos);
 }
 
+TEST(QuoteTest, CutsOnACharacterBoundary) {
+  EXPECT_EQ(Quote("abc", 5), "abc");
+  EXPECT_EQ(Quote("abcdef", 3), "abc");
+  EXPECT_EQ(Quote("a\xc3\xa9\xc3\xa9", 4), "a\xc3\xa9");  // not inside the second é
+  EXPECT_EQ(Quote("a\xe2\x80\xa6" "b", 3), "a");  // nor inside a 3-byte character
+  EXPECT_EQ(Quote("\xf0\x9f\x98\x80", 2), "");
+}
+
+// Regression: an error quoting invalid UTF-8 (a server body cut mid-character, or the server's
+// own bytes) made the JSON report throw, and the command abort without writing anything.
+TEST(ReportTest, InvalidUtf8InAnErrorDoesNotStopTheReport) {
+  Report r = SampleReport();
+  r.rows[2]["error"] = "HTTP 400: caf\xc3";
+  std::string dir = ::testing::TempDir() + "bench_utf8_" + std::to_string(getpid());
+  StatusOr<std::vector<std::string>> written = WriteReport(r, dir);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  std::ifstream in(dir + "/sweep.json");
+  Json doc = Json::parse(in);
+  EXPECT_EQ(doc["rows"][2]["error"], "HTTP 400: caf\xef\xbf\xbd");  // U+FFFD
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ReportTest, WriteFailsClearlyOnAFileInTheWay) {
   std::string blocker = ::testing::TempDir() + "bench_blocker_" + std::to_string(getpid());
   FILE* f = std::fopen(blocker.c_str(), "w");
@@ -313,6 +338,20 @@ TEST(ClientTest, HttpErrorsQuoteTheServer) {
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status.message().find("HTTP 400"), std::string::npos);
   EXPECT_NE(m.status.message().find("longer than the context"), std::string::npos);
+}
+
+TEST(ClientTest, ALongErrorIsQuotedAsWholeCharacters) {
+  FakeServer server([](const httplib::Request&, httplib::Response& res) {
+    res.status = 400;
+    std::string message = "xy";
+    for (int i = 0; i < 400; ++i) message += "\xc3\xa9";
+    res.set_content(R"({"error":{"message":")" + message + "\"}}", "application/json");
+  });
+  RequestResult m = MeasurePrompt(server.target(), "hello", 1);
+  ASSERT_FALSE(m.ok());
+  const std::string& text = m.status.message();
+  EXPECT_EQ(text.substr(text.size() - 2), "\xc3\xa9");
+  EXPECT_NO_THROW(Json(text).dump());
 }
 
 TEST(ClientTest, AStreamWithoutUsageIsAnError) {

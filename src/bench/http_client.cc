@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "bench/quote.h"
+
 namespace ds::bench {
 namespace {
 
@@ -37,7 +39,7 @@ Status TransportError(const ServerUrl& url, const std::string& path, httplib::Er
 Status HttpStatusError(const std::string& method, const ServerUrl& url, const std::string& path,
                        int status, const std::string& body) {
   return UnavailableError(method + " " + url.text + path + ": HTTP " + std::to_string(status) +
-                          ": " + body.substr(0, kQuotedBodyBytes));
+                          ": " + Quote(body, kQuotedBodyBytes));
 }
 
 }  // namespace

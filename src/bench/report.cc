@@ -137,7 +137,9 @@ StatusOr<std::vector<std::string>> WriteReport(const Report& report, const std::
   Json doc = {{"mode", report.mode}, {"summary", summary}, {"rows", report.rows}};
   std::filesystem::path base(dir);
   std::vector<std::pair<std::filesystem::path, std::string>> files = {
-      {base / (report.mode + ".json"), doc.dump(2) + "\n"},
+      // A server's own invalid UTF-8, quoted in an error, must not stop the report.
+      {base / (report.mode + ".json"),
+       doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"},
       {base / (report.mode + ".csv"), CsvText(report)}};
   for (const Chart& chart : report.charts) {
     files.push_back({base / (chart.file_stem + ".svg"), RenderSvg(chart)});

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "bench/quote.h"
+
 namespace ds::bench {
 namespace {
 
@@ -82,11 +84,11 @@ void StreamObserver::OnEvent(const SseEvent& event, double t_s) {
   Json payload = Json::parse(event.data, nullptr, /*allow_exceptions=*/false);
   if (payload.is_discarded() || !payload.is_object()) {
     status_ = DataLossError("the server streamed a payload that is not a JSON object: " +
-                            event.data.substr(0, 200));
+                            Quote(event.data, 200));
     return;
   }
   if (event.event == "error" || payload.contains("error")) {
-    status_ = UnavailableError("the server streamed an error: " + event.data.substr(0, 500));
+    status_ = UnavailableError("the server streamed an error: " + Quote(event.data, 500));
     return;
   }
   if (CarriesText(payload)) {

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "bench/quote.h"
+
 namespace ds::bench {
 namespace {
 
@@ -87,16 +89,13 @@ class Canvas {
 double MapX(double x, bool log2_x) { return log2_x ? std::log2(std::max(x, 1e-9)) : x; }
 
 // The note on one line of the width: control characters (which XML forbids) become spaces, and a
-// long one is cut at a character boundary, never inside a UTF-8 sequence.
+// long one is cut at a character boundary.
 std::string NoteLine(const std::string& note) {
-  std::string line = note;
+  std::string line = Quote(note, kNoteBytes);
   for (char& c : line) {
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
-  if (line.size() <= kNoteBytes) return line;
-  size_t cut = kNoteBytes;
-  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
-  return line.substr(0, cut) + "\u2026";
+  return line.size() < note.size() ? line + "\u2026" : line;
 }
 
 }  // namespace
