@@ -8,6 +8,7 @@
 #include "apps/commands.h"
 #include "bench/failures.h"
 #include "bench/modes.h"
+#include "bench/rows.h"
 
 namespace ds::apps {
 namespace {
@@ -133,6 +134,7 @@ int Finish(StatusOr<bench::Report> report, const std::vector<bench::Target>& tar
     std::fprintf(stderr, "deltaserve bench: %s\n", report.status().message().c_str());
     return kExitNotRun;
   }
+  bench::NoteUnratedPrefill(&*report);
   bench::SummarizeFailures(&*report);
   std::printf("%s\n", bench::MarkdownTable(*report).c_str());
   if (targets.size() == 2) {

@@ -147,6 +147,39 @@ TEST(StreamObserverTest, StreamedErrorsAndGarbageAreErrors) {
   EXPECT_FALSE(garbage.status().ok());
 }
 
+// Regression: a warm request that computed one prompt token showed a "prefill tok/s" of
+// 1 / TTFT next to the cold rates.
+TEST(MeasurementTest, NoPrefillRateUnderTheMinimumComputedTokens) {
+  Measurement m;
+  m.prompt_tokens = 1000;
+  m.cached_tokens = 1000 - (kMinPrefillTokens - 1);
+  m.first_token_s = 0.5;
+  EXPECT_LT(m.prefill_tokens_per_s(), 0);
+  EXPECT_NE(Summarize(m).find("prefill not rated (63 computed, under 64)"), std::string::npos)
+      << Summarize(m);
+  Json row = {{"error", ""}};
+  AddMeasurement(m, &row);
+  EXPECT_TRUE(row["prefill_tok_s"].is_null());
+  EXPECT_EQ(row["computed_tokens"], 63);
+  m.cached_tokens = 1000 - kMinPrefillTokens;
+  EXPECT_DOUBLE_EQ(m.prefill_tokens_per_s(), 128.0);
+}
+
+TEST(ReportTest, UnratedPrefillGetsAFootnote) {
+  Report r;
+  r.rows = {{{"computed_tokens", 1}, {"prefill_tok_s", Json()}, {"error", ""}},
+            {{"computed_tokens", 1}, {"prefill_tok_s", Json()}, {"error", "failed"}},
+            {{"computed_tokens", 900}, {"prefill_tok_s", 9.0}, {"error", ""}}};
+  NoteUnratedPrefill(&r);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0], "prefill_tok_s is blank in 1 row that computed fewer than 64 prompt "
+                        "tokens: their TTFT is the request's overhead, not prefill");
+  r.rows.erase(r.rows.begin());
+  r.notes.clear();
+  NoteUnratedPrefill(&r);
+  EXPECT_TRUE(r.notes.empty());
+}
+
 TEST(StatsTest, PercentileAndMean) {
   EXPECT_DOUBLE_EQ(Percentile({3, 1, 2, 4}, 50), 2.5);
   EXPECT_DOUBLE_EQ(Percentile({3, 1, 2, 4}, 100), 4);

@@ -14,7 +14,7 @@ int64_t Measurement::decode_tokens() const {
 }
 
 double Measurement::prefill_tokens_per_s() const {
-  if (computed_tokens() < 0 || first_token_s <= 0) return -1;
+  if (computed_tokens() < kMinPrefillTokens || first_token_s <= 0) return -1;
   return static_cast<double>(computed_tokens()) / first_token_s;
 }
 

@@ -8,6 +8,11 @@
 
 namespace ds::bench {
 
+// Fewer computed prompt tokens than this get no prefill rate. A request that computes a handful
+// (a warm repeat computes 1) spends its TTFT on the request's overhead and the first decode step,
+// not on prefill, so tokens / TTFT would be a tiny "rate" shown beside real ones.
+inline constexpr int64_t kMinPrefillTokens = 64;
+
 struct Measurement {
   // Reported by the server; -1 when it did not say.
   int64_t prompt_tokens = -1;
@@ -26,8 +31,8 @@ struct Measurement {
   // Generated tokens: the server's count, else the text-carrying events.
   int64_t decode_tokens() const;
   double ttft_s() const { return first_token_s; }
-  // computed_tokens / TTFT; < 0 when not measurable. TTFT includes queueing and the network,
-  // so this is a floor on the server's own prefill rate.
+  // computed_tokens / TTFT; < 0 when not measurable or under kMinPrefillTokens computed. TTFT
+  // includes queueing and the network, so this is a floor on the server's own prefill rate.
   double prefill_tokens_per_s() const;
   // Tokens after the first over the time from the first to the last arrival; < 0 when fewer
   // than two tokens came.

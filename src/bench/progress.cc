@@ -45,11 +45,15 @@ std::string Summarize(const Measurement& m) {
   std::string cached = m.cached_reported() ? std::to_string(m.cached_tokens) : "? (not reported)";
   char ttft[32];
   std::snprintf(ttft, sizeof(ttft), "%.3f s", m.ttft_s());
+  std::string computed = std::to_string(m.computed_tokens()) + " computed";
+  std::string prefill = m.computed_tokens() < kMinPrefillTokens
+                            ? "prefill not rated (" + computed + ", under " +
+                                  std::to_string(kMinPrefillTokens) + ")"
+                            : "prefill " + rate(m.prefill_tokens_per_s(), "tok/s") + " over " +
+                                  computed;
   return std::to_string(m.prompt_tokens) + " prompt tokens, " + cached + " cached, TTFT " + ttft +
-         ", prefill " + rate(m.prefill_tokens_per_s(), "tok/s") + " over " +
-         std::to_string(m.computed_tokens()) + " computed, decode " +
-         rate(m.decode_tokens_per_s(), "tok/s") + " over " + std::to_string(m.decode_tokens()) +
-         " tokens";
+         ", " + prefill + ", decode " + rate(m.decode_tokens_per_s(), "tok/s") + " over " +
+         std::to_string(m.decode_tokens()) + " tokens";
 }
 
 std::string Outcome(const RequestResult& result) {

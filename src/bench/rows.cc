@@ -47,6 +47,20 @@ void MarkNotSent(const std::string& phase, const std::string& error, Json* row) 
   (*row)["error"] = error;
 }
 
+void NoteUnratedPrefill(Report* report) {
+  int64_t unrated = 0;
+  for (const Json& row : report->rows) {
+    Json computed = row.value("computed_tokens", Json());
+    unrated += row.value("error", "").empty() && row.contains("prefill_tok_s") &&
+               computed.is_number() && computed.get<int64_t>() < kMinPrefillTokens;
+  }
+  if (unrated == 0) return;
+  report->notes.push_back("prefill_tok_s is blank in " + std::to_string(unrated) +
+                          (unrated == 1 ? " row that" : " rows that") + " computed fewer than " +
+                          std::to_string(kMinPrefillTokens) +
+                          " prompt tokens: their TTFT is the request's overhead, not prefill");
+}
+
 std::vector<std::string> RowColumns(std::vector<std::string> leading) {
   for (const std::string& c : MeasurementColumns()) leading.push_back(c);
   leading.push_back("failed_in");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bench/measurement.h"
+#include "bench/report.h"
 #include "bench/target.h"
 
 namespace ds::bench {
@@ -21,6 +22,10 @@ void AddResult(const RequestResult& result, Json* row);
 // A row failed before its request was sent: every measurement column null, "failed_in" names
 // the phase that failed (e.g. "calibration").
 void MarkNotSent(const std::string& phase, const std::string& error, Json* row);
+
+// A footnote on the report when a row that succeeded has no prefill rate because it computed
+// fewer than kMinPrefillTokens prompt tokens, so a blank is not read as a failure.
+void NoteUnratedPrefill(Report* report);
 
 // `leading` columns, then the measurement columns, then "failed_in" and "error".
 std::vector<std::string> RowColumns(std::vector<std::string> leading);

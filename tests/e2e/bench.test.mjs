@@ -118,19 +118,28 @@ test('sweep measures prefill and decode per size with unique prompts and charts 
 
 test('compare serves the repeated prompt from the cache but for its last token', async () => {
   const out = path.join(work, 'compare');
-  await benchOk(['compare', '--url', cached.baseUrl, '--sizes', '256,1k', '--label', 'ds', '-o', out]);
-  const { rows } = readJson(out, 'compare');
+  const result = await benchOk(['compare', '--url', cached.baseUrl, '--sizes', '256,1k', '--label',
+    'ds', '-o', out]);
+  const { rows, summary } = readJson(out, 'compare');
   assert.deepEqual(rows.map((r) => r.run), ['cold', 'warm', 'cold', 'warm']);
   for (let i = 0; i < rows.length; i += 2) {
     const [cold, warm] = [rows[i], rows[i + 1]];
     assert.equal(cold.cached_tokens, 0);
     assert.equal(warm.prompt_tokens, cold.prompt_tokens);
     assert.equal(warm.computed_tokens, 1, JSON.stringify(warm));
+    // Regression: 1 computed token over the warm TTFT was shown as a prefill rate.
+    assert.ok(cold.prefill_tok_s > 0);
+    assert.equal(warm.prefill_tok_s, null, 'a warm row computes too little to rate prefill');
     // The speedup is a measured ratio, not asserted faster: on a busy machine a 256-token cold
     // prefill of the test model can take less time than one warm request's overhead.
     assert.ok(Math.abs(warm.ttft_speedup - cold.ttft_s / warm.ttft_s) < 1e-6 * warm.ttft_speedup,
       JSON.stringify(warm));
   }
+  const unrated = 'prefill_tok_s is blank in 2 rows that computed fewer than 64 prompt tokens: ' +
+    "their TTFT is the request's overhead, not prefill";
+  assert.deepEqual(summary.notes, [unrated]);
+  assert.ok(result.stdout.includes(`Note: ${unrated}`), result.stdout);
+  assert.match(result.stderr, /warm on ds: .*prefill not rated \(1 computed, under 64\)/);
   const chart = readChart(out, 'compare-prefill');
   assert.deepEqual(Object.keys(chart).sort(),
     ['cache off: cold prompt, ds', 'cache on: repeated prompt, ds']);
