@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "bench/calibration.h"
@@ -178,6 +179,67 @@ TEST(ReportTest, UnratedPrefillGetsAFootnote) {
   r.notes.clear();
   NoteUnratedPrefill(&r);
   EXPECT_TRUE(r.notes.empty());
+}
+
+TEST(ProgressTest, ElapsedText) {
+  EXPECT_EQ(ElapsedText(0.4), "0 s");
+  EXPECT_EQ(ElapsedText(59.9), "59 s");
+  EXPECT_EQ(ElapsedText(125), "2 min 05 s");
+}
+
+// What a Progress wrote, read safely while its clock thread writes.
+class Written {
+ public:
+  ProgressOptions Options(bool terminal, double interval_s) {
+    ProgressOptions options;
+    options.terminal = terminal;
+    options.redraw_s = options.log_every_s = interval_s;
+    options.write = [this](const std::string& text) {
+      std::lock_guard lock(mu_);
+      pieces_.push_back(text);
+    };
+    return options;
+  }
+  // Waits up to 10 s for a piece containing `text`.
+  bool WaitFor(const std::string& text) {
+    for (int i = 0; i < 1000; ++i) {
+      if (Count(text) > 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  size_t Count(const std::string& text) {
+    std::lock_guard lock(mu_);
+    return std::count_if(pieces_.begin(), pieces_.end(),
+                         [&](const std::string& p) { return p.find(text) != std::string::npos; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> pieces_;
+};
+
+// Regression: nothing moved on the screen while a long request ran.
+TEST(ProgressTest, ATerminalRedrawsTheRunningStepWithItsElapsedTime) {
+  Written written;
+  Progress progress("sweep", 2, written.Options(/*terminal=*/true, 0.25));
+  progress.Begin("4096 tokens on ds");
+  EXPECT_GE(written.Count("\r\033[K[1/2] sweep: 4096 tokens on ds ... 0 s"), 1u);
+  ASSERT_TRUE(written.WaitFor("\r\033[K[1/2] sweep: 4096 tokens on ds ... 1 s"));
+  progress.End("4096 tokens on ds", "done");
+  size_t redraws = written.Count(" ... ");
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(written.Count(" ... "), redraws) << "an ended step's clock stops";
+  EXPECT_EQ(written.Count("[1/2] sweep: 4096 tokens on ds: done\n"), 1u);
+}
+
+TEST(ProgressTest, ALogSaysALongStepStillRuns) {
+  Written written;
+  Progress progress("sweep", 1, written.Options(/*terminal=*/false, 0.05));
+  progress.Begin("65536 tokens on ds");
+  ASSERT_TRUE(written.WaitFor("[1/1] sweep: 65536 tokens on ds: still running after 0 s\n"));
+  progress.End("65536 tokens on ds", "done");
+  EXPECT_EQ(written.Count("\r"), 0u);
 }
 
 TEST(StatsTest, PercentileAndMean) {

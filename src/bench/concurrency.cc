@@ -114,11 +114,11 @@ StatusOr<Report> RunConcurrency(const std::vector<Target>& targets,
   for (int64_t clients : options.clients) {
     for (const Target& t : targets) {
       const Calibration& calibration = calibrations[t.label];
-      LevelResult level =
-          calibration.ok()
-              ? RunLevel(t, calibration.scale, clients, options, &progress)
-              : Uncalibrated(calibration, clients, options,
-                             std::to_string(clients) + " clients on " + t.label, &progress);
+      const std::string what = std::to_string(clients) + " clients on " + t.label;
+      progress.Begin(what);
+      LevelResult level = calibration.ok()
+                              ? RunLevel(t, calibration.scale, clients, options, &progress)
+                              : Uncalibrated(calibration, clients, options, what, &progress);
       report.rows.push_back(LevelRow(t, clients, level));
     }
   }

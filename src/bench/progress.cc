@@ -4,10 +4,44 @@
 
 #include <cstdio>
 
+#include "base/check.h"
+
 namespace ds::bench {
 
-Progress::Progress(std::string mode, int64_t total_steps)
-    : mode_(std::move(mode)), total_(total_steps), terminal_(isatty(STDERR_FILENO) != 0) {}
+ProgressOptions StderrProgress() {
+  ProgressOptions options;
+  options.terminal = isatty(STDERR_FILENO) != 0;
+  options.write = [](const std::string& text) {
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+  };
+  return options;
+}
+
+namespace {
+
+ProgressOptions Checked(ProgressOptions options) {
+  DS_CHECK(options.redraw_s > 0 && options.log_every_s > 0 && options.write);
+  return options;
+}
+
+}  // namespace
+
+Progress::Progress(std::string mode, int64_t total_steps, ProgressOptions options)
+    : mode_(std::move(mode)),
+      total_(total_steps),
+      options_(Checked(std::move(options))),
+      clock_([this] { Tick(); }) {}
+
+Progress::~Progress() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    if (options_.terminal && !running_.empty()) options_.write("\r\033[K");
+  }
+  changed_.notify_all();
+  clock_.join();
+}
 
 std::string Progress::Prefix() const {
   return "[" + std::to_string(done_ + 1) + "/" + std::to_string(total_) + "] " + mode_ + ": ";
@@ -15,24 +49,62 @@ std::string Progress::Prefix() const {
 
 void Progress::Begin(const std::string& what) {
   std::lock_guard lock(mu_);
-  if (!terminal_) return;
-  std::fprintf(stderr, "\r\033[K%s%s ...", Prefix().c_str(), what.c_str());
-  std::fflush(stderr);
+  running_ = what;
+  running_since_ = Clock::now();
+  if (options_.terminal) options_.write("\r\033[K" + Prefix() + what + " ... 0 s");
+  changed_.notify_all();
+}
+
+void Progress::Stop(const std::string& what) {
+  if (running_ != what) return;
+  running_.clear();
+  changed_.notify_all();
 }
 
 void Progress::End(const std::string& what, const std::string& result) {
   std::lock_guard lock(mu_);
-  std::fprintf(stderr, "%s%s%s: %s\n", terminal_ ? "\r\033[K" : "", Prefix().c_str(),
-               what.c_str(), result.c_str());
-  std::fflush(stderr);
+  Stop(what);
+  options_.write((options_.terminal ? "\r\033[K" : "") + Prefix() + what + ": " + result + "\n");
   ++done_;
 }
 
 void Progress::Note(const std::string& what, const std::string& result) {
   std::lock_guard lock(mu_);
-  std::fprintf(stderr, "%s%s: %s: %s\n", terminal_ ? "\r\033[K" : "", mode_.c_str(), what.c_str(),
-               result.c_str());
-  std::fflush(stderr);
+  Stop(what);
+  options_.write((options_.terminal ? "\r\033[K" : "") + mode_ + ": " + what + ": " + result +
+                 "\n");
+}
+
+void Progress::Tick() {
+  const auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.terminal ? options_.redraw_s : options_.log_every_s));
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    if (running_.empty()) {
+      changed_.wait(lock);
+      continue;
+    }
+    // The next whole interval of the running step, so each line's time is a multiple of it.
+    const std::string step = running_;
+    const auto since = running_since_;
+    const auto next = since + interval * ((Clock::now() - since) / interval + 1);
+    changed_.wait_until(lock, next, [&] {
+      return stopping_ || running_ != step || running_since_ != since;
+    });
+    if (stopping_ || running_ != step || running_since_ != since) continue;
+    std::string elapsed = ElapsedText(std::chrono::duration<double>(Clock::now() - since).count());
+    options_.write(options_.terminal ? "\r\033[K" + Prefix() + step + " ... " + elapsed
+                                     : Prefix() + step + ": still running after " + elapsed + "\n");
+  }
+}
+
+std::string ElapsedText(double seconds) {
+  const int64_t whole = static_cast<int64_t>(seconds);
+  if (whole < 60) return std::to_string(whole) + " s";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%lld min %02lld s", static_cast<long long>(whole / 60),
+                static_cast<long long>(whole % 60));
+  return text;
 }
 
 std::string Summarize(const Measurement& m) {
@@ -53,7 +125,7 @@ std::string Summarize(const Measurement& m) {
                                   computed;
   return std::to_string(m.prompt_tokens) + " prompt tokens, " + cached + " cached, TTFT " + ttft +
          ", " + prefill + ", decode " + rate(m.decode_tokens_per_s(), "tok/s") + " over " +
-         std::to_string(m.decode_tokens()) + " tokens";
+         std::to_string(m.decode_tokens()) + " tokens, " + rate(m.wall_s, "s") + " in all";
 }
 
 std::string Outcome(const RequestResult& result) {
