@@ -6,6 +6,8 @@
 #include <memory>
 
 #include "apps/commands.h"
+#include "base/file_text.h"
+#include "bench/extra_body.h"
 #include "bench/failures.h"
 #include "bench/modes.h"
 #include "bench/rows.h"
@@ -30,6 +32,8 @@ struct TargetFlags {
   std::string api = "chat";
   std::string out_dir = "bench-results";
   double timeout_s = 3600;
+  std::string extra_body;       // JSON text
+  std::string extra_body_file;  // a file of JSON text
 };
 
 struct ModeFlags {
@@ -94,7 +98,18 @@ StatusOr<bench::Target> MakeTarget(const std::string& url, std::string label,
   return target;
 }
 
+// --extra-body or --extra-body-file (they exclude each other); null when neither is given.
+StatusOr<bench::Json> ExtraBody(const TargetFlags& flags) {
+  if (!flags.extra_body.empty()) return bench::ParseExtraBody(flags.extra_body, "--extra-body");
+  if (flags.extra_body_file.empty()) return bench::Json();
+  StatusOr<std::string> text = ReadFileText(flags.extra_body_file);
+  if (!text.ok()) return InvalidArgumentError("--extra-body-file " + text.status().message());
+  return bench::ParseExtraBody(*text, "--extra-body-file " + flags.extra_body_file);
+}
+
 StatusOr<std::vector<bench::Target>> MakeTargets(const TargetFlags& flags) {
+  // Before any request, so a typo costs no waiting.
+  DS_ASSIGN_OR_RETURN(bench::Json extra_body, ExtraBody(flags));
   std::vector<bench::Target> targets;
   DS_ASSIGN_OR_RETURN(bench::Target a,
                       MakeTarget(flags.url, flags.label, flags.model, flags.api_key, flags));
@@ -107,6 +122,7 @@ StatusOr<std::vector<bench::Target>> MakeTargets(const TargetFlags& flags) {
     if (b.label == targets[0].label) b.label += " (vs)";
     targets.push_back(std::move(b));
   }
+  for (bench::Target& t : targets) t.extra_body = extra_body;
   return targets;
 }
 
@@ -126,6 +142,13 @@ void AddTargetFlags(CLI::App* app, TargetFlags* flags) {
       ->capture_default_str();
   app->add_option("--timeout", flags->timeout_s, "seconds one request may take")
       ->capture_default_str();
+  CLI::Option* extra = app->add_option(
+      "--extra-body", flags->extra_body,
+      "JSON object merged into every request body, e.g. '{\"logit_bias\":{\"42\":-100}}' "
+      "(objects merge deeply; null removes a field)");
+  app->add_option("--extra-body-file", flags->extra_body_file,
+                  "file holding such a JSON object, instead of --extra-body")
+      ->excludes(extra);
 }
 
 int Finish(StatusOr<bench::Report> report, const std::vector<bench::Target>& targets,

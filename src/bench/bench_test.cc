@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bench/calibration.h"
+#include "bench/extra_body.h"
 #include "bench/failures.h"
 #include "bench/http_client.h"
 #include "bench/progress.h"
@@ -421,6 +422,50 @@ TEST(ClientTest, MeasuresAStreamAndSendsTheBenchmarkRequest) {
   StatusOr<std::string> model = DiscoverModel(server.target());
   ASSERT_TRUE(model.ok());
   EXPECT_EQ(*model, "fake-model");
+}
+
+TEST(ExtraBodyTest, MergesDeeplyAndNullRemoves) {
+  StatusOr<Json> extra = ParseExtraBody(
+      R"({"logit_bias":{"42":-100},"stream_options":{"x":1},"ignore_eos":null})", "--extra-body");
+  ASSERT_TRUE(extra.ok()) << extra.status().ToString();
+  Json body = {{"model", "m"}, {"stream", true}, {"stream_options", {{"include_usage", true}}},
+               {"ignore_eos", true}};
+  Json merged = WithExtraBody(body, *extra);
+  EXPECT_EQ(merged, Json::parse(R"({"model":"m","stream":true,
+      "stream_options":{"include_usage":true,"x":1},"logit_bias":{"42":-100}})"));
+  EXPECT_EQ(WithExtraBody(body, Json()), body);
+}
+
+TEST(ExtraBodyTest, AnythingButAnObjectIsAClearError) {
+  StatusOr<Json> bad = ParseExtraBody("{\"logit_bias\": ", "--extra-body");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("--extra-body: not valid JSON: ", 0), 0u)
+      << bad.status().message();
+  StatusOr<Json> array = ParseExtraBody("[1]", "--extra-body-file x.json");
+  ASSERT_FALSE(array.ok());
+  EXPECT_NE(array.status().message().find("--extra-body-file x.json: must be a JSON object"),
+            std::string::npos)
+      << array.status().message();
+  EXPECT_NE(array.status().message().find("not array"), std::string::npos);
+  StatusOr<Json> stream = ParseExtraBody(R"({"stream":false})", "--extra-body");
+  ASSERT_FALSE(stream.ok());
+  EXPECT_NE(stream.status().message().find("cannot set \"stream\""), std::string::npos);
+  EXPECT_FALSE(ParseExtraBody(std::string(200, '[') + std::string(200, ']'), "x").ok());
+}
+
+TEST(ClientTest, TheExtraBodyGoesIntoTheRequest) {
+  Json seen;
+  FakeServer server([&](const httplib::Request& req, httplib::Response& res) {
+    seen = Json::parse(req.body);
+    res.set_content("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9}}\n\n",
+                    "text/event-stream");
+  });
+  Target target = server.target();
+  target.extra_body = Json::parse(R"({"logit_bias":{"42":-100},"max_tokens":3})");
+  ASSERT_TRUE(MeasurePrompt(target, "hello", 7).ok());
+  EXPECT_EQ(seen["logit_bias"]["42"], -100);
+  EXPECT_EQ(seen["max_tokens"], 3);
+  EXPECT_EQ(seen["messages"][0]["content"], "hello");
 }
 
 TEST(ClientTest, HttpErrorsQuoteTheServer) {

@@ -1,5 +1,6 @@
 #include "bench/target.h"
 
+#include "bench/extra_body.h"
 #include "bench/stream_observer.h"
 
 namespace ds::bench {
@@ -22,7 +23,7 @@ RequestResult Measure(const Target& target, const std::string& path, const Json&
   for (const auto& [name, value] : headers) all[name] = value;
   StreamObserver observer;
   StreamedResponse response = PostStreaming(
-      target.url, path, all, body.dump(), target.timeout_s,
+      target.url, path, all, WithExtraBody(body, target.extra_body).dump(), target.timeout_s,
       [&](const SseEvent& event, double t_s) { observer.OnEvent(event, t_s); });
   // An error the server streamed says why better than the broken connection that may follow.
   RequestResult result{observer.Finish(response.wall_s),

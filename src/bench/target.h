@@ -24,6 +24,7 @@ struct Target {
   std::string api_key;  // sent as a Bearer token and as x-api-key; "" for none
   PromptApi api = PromptApi::kChat;
   double timeout_s = 3600;
+  Json extra_body;  // merged into every request body (extra_body.h); null for none
 };
 
 // One request's outcome: what was measured, and OK or why the request failed. A request that
@@ -36,8 +37,9 @@ struct RequestResult {
 };
 
 // Sends one streamed request and measures it. `path` is the endpoint ("/v1/chat/completions");
-// `headers` are added to the authentication headers. A stream that ends without the server's
-// prompt token count is a failure: no rate could be computed from it.
+// `headers` are added to the authentication headers, and the target's extra_body is merged into
+// `body`. A stream that ends without the server's prompt token count is a failure: no rate could
+// be computed from it.
 RequestResult Measure(const Target& target, const std::string& path, const Json& body,
                       const HeaderMap& headers = {});
 

@@ -340,3 +340,41 @@ test('sweep --vs marks failed rows with their phase, keeps partial timings and e
   assert.match(readNote(out, 'sweep-throughput'), /^2 of 6 rows failed and are not drawn; the first: POST/);
   assert.deepEqual(summary.notes, []);
 });
+
+test('--extra-body is merged into every request body; bad JSON is a clear error', async () => {
+  const fake = await startFakeServer(() => ({ tokens: 2 }));
+  const out = path.join(work, 'extra-body');
+  const extra = '{"logit_bias":{"42":-100},"stream_options":{"x":1},"ignore_eos":null}';
+  await benchOk(['sweep', '--url', fake.baseUrl, '--sizes', '128', '--decode-tokens', '2',
+    '--extra-body', extra, '-o', out]);
+  assert.equal(fake.bodies.length, 3, 'two calibration probes and the row');
+  for (const body of fake.bodies) {
+    assert.deepEqual(body.logit_bias, { 42: -100 });
+    assert.deepEqual(body.stream_options, { include_usage: true, x: 1 }, 'objects merge deeply');
+    assert.equal('ignore_eos' in body, false, 'null removes a field');
+    assert.equal(body.max_tokens > 0 && body.model === 'fake-model', true);
+  }
+  const file = path.join(work, 'extra-body.json');
+  writeFileSync(file, '{"top_k": 1}');
+  await benchOk(['sweep', '--url', fake.baseUrl, '--sizes', '128', '--decode-tokens', '2',
+    '--extra-body-file', file, '-o', out]);
+  assert.equal(fake.bodies.at(-1).top_k, 1);
+  const sent = fake.bodies.length;
+
+  const badJson = await bench(['sweep', '--url', fake.baseUrl, '--extra-body', '{"top_k": ', '-o', out]);
+  assert.equal(badJson.code, 1);
+  assert.match(badJson.stderr, /^deltaserve bench: --extra-body: not valid JSON: /);
+  const notObject = await bench(['sweep', '--url', fake.baseUrl, '--extra-body', '[1]', '-o', out]);
+  assert.equal(notObject.code, 1);
+  assert.match(notObject.stderr, /--extra-body: must be a JSON object, .* not array/);
+  writeFileSync(file, '"text"');
+  const badFile = await bench(['sweep', '--url', fake.baseUrl, '--extra-body-file', file, '-o', out]);
+  assert.equal(badFile.code, 1);
+  assert.match(badFile.stderr, /--extra-body-file .*extra-body\.json: must be a JSON object/);
+  const both = await bench(['sweep', '--url', fake.baseUrl, '--extra-body', '{}',
+    '--extra-body-file', file, '-o', out]);
+  assert.notEqual(both.code, 0);
+  assert.match(both.stderr, /excludes/);
+  await fake.close();
+  assert.equal(fake.bodies.length, sent, 'a bad --extra-body sends nothing');
+});
