@@ -11,7 +11,7 @@
 #include <random>
 
 #include "apps/test_models.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 
 namespace ds::apps {
 namespace {

@@ -1,6 +1,6 @@
 // The engine thread with real (tiny) models: concurrent requests give the same tokens as one at a
 // time, the queue is bounded, a cancelled request stops at once and frees its sequence.
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 
 #include <gtest/gtest.h>
 

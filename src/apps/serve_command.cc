@@ -18,7 +18,7 @@
 #include "base/file_text.h"
 #include "base/log.h"
 #include "base/system_memory.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "kernels/kernels.h"
 #include "server/chat_service.h"
 #include "server/http_server.h"

@@ -17,7 +17,7 @@
 
 #include "apps/default_vocab.h"
 #include "apps/scripted_model.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "server/chat_service.h"
 #include "server/http_server.h"
 #include "text/tokenizer.h"

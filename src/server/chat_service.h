@@ -13,7 +13,7 @@
 #include "api/anthropic_request.h"
 #include "api/errors.h"
 #include "api/types.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "server/generation_runner.h"
 #include "server/prompt_builder.h"
 #include "server/request_history.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "api/types.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "server/prompt_builder.h"
 #include "text/output/output_parser.h"
 #include "text/tokenizer.h"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "api/types.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "server/prompt_builder.h"
 
 namespace ds::server {

@@ -8,7 +8,7 @@
 
 #include "api/types.h"
 #include "base/metrics.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "server/prompt_builder.h"
 
 namespace ds::server {
