@@ -75,6 +75,7 @@ FinishInfo ScriptedFinish() {
   finish.prompt_tokens = 100;
   finish.cached_tokens = 60;
   finish.completion_tokens = 21;
+  finish.reasoning_tokens = 4;
   engine::Timings& t = finish.timings.generation;
   t.prompt_tokens = 100;
   t.cached_prompt_tokens = 60;
@@ -141,7 +142,7 @@ TEST(ChatStreamTest, ScriptedSequence) {
   EXPECT_EQ(frames[10].data["choices"], Json::array());
   EXPECT_EQ(frames[10].data["usage"], Json::parse(R"({"prompt_tokens": 100,
       "completion_tokens": 21, "total_tokens": 121, "prompt_tokens_details":
-      {"cached_tokens": 60}})"));
+      {"cached_tokens": 60}, "completion_tokens_details": {"reasoning_tokens": 4}})"));
   EXPECT_EQ(frames[10].data["timings"], kTimings);
   EXPECT_TRUE(frames[11].data.is_null());
   EXPECT_EQ(raw.back(), "data: [DONE]\n\n");
@@ -199,7 +200,8 @@ TEST(ChatBuilderTest, ToolCallsReasoningUsageTimings) {
            "function": {"name": "get_time", "arguments": "{\"tz\":\"CET\"}"}}]},
         "logprobs": null, "finish_reason": "tool_calls"}],
       "usage": {"prompt_tokens": 100, "completion_tokens": 21, "total_tokens": 121,
-                "prompt_tokens_details": {"cached_tokens": 60}}})");
+                "prompt_tokens_details": {"cached_tokens": 60},
+                "completion_tokens_details": {"reasoning_tokens": 4}}})");
   expected["timings"] = kTimings;
   EXPECT_EQ(body, expected);
 }
@@ -439,7 +441,7 @@ TEST(ResponsesStreamTest, CompletedResponseHoldsAllItems) {
   EXPECT_EQ(response["output"][3]["call_id"], "call_1");
   EXPECT_EQ(response["usage"], Json::parse(R"({"input_tokens": 100, "input_tokens_details":
       {"cached_tokens": 60}, "output_tokens": 21, "output_tokens_details":
-      {"reasoning_tokens": 0}, "total_tokens": 121})"));
+      {"reasoning_tokens": 4}, "total_tokens": 121})"));
   EXPECT_EQ(response["timings"], kTimings);
 }
 
