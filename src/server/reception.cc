@@ -75,15 +75,15 @@ void Reception::Post(Posted posted) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopped_) {
       posted_.push_back(std::move(posted));
-      posted.fd = -1;
-      posted.connection.reset();
+      // Under the lock: Stop closes the wake descriptor only once stopped_ is set.
+      uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+      return;
     }
   }
   // Stopped: nobody will take it, so it closes here.
-  if (posted.event == Event::kAdd && posted.fd >= 0) close(posted.fd);
+  if (posted.event == Event::kAdd) close(posted.fd);
   if (posted.connection) close(posted.connection->fd);
-  uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
 void Reception::Add(int fd) { Post({Event::kAdd, fd, nullptr}); }
