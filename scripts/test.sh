@@ -18,7 +18,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_R
 cmake --build build-asan -j"$(nproc)" --target "${sanitized_tests[@]}"
 for t in "${sanitized_tests[@]}"; do
   echo "== $t (ASan+UBSan)"
-  DS_FUZZ_SECONDS=30 DS_SHARED_DIR="$PWD/../shared" \
+  DS_FUZZ_SECONDS=15 DS_SHARED_DIR="$PWD/../shared" \
     "$(find build-asan/src -name "$t" -type f -executable)"
 done
 
