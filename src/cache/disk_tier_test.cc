@@ -225,16 +225,18 @@ TEST_F(DiskTierTest, AStopDrainsTheQueueForABoundedTime) {
   o.clock_s = [&now] { return now += 1; };  // every look at the clock is a second later
   o.drain_s = 2.5;
   constexpr int kStores = 64;
+  // Made first, so that the stores queue up faster than one write takes.
+  std::vector<DiskWrite> stores;
+  for (int i = 0; i < kStores; ++i) {
+    std::vector<int32_t> ids = Ids(10);
+    ids[0] = 1000 + i;
+    stores.push_back(Conversation(ids, i));
+    stores.back().blocks[0].second = Payload(i, 2 << 20);
+  }
   {
     auto tier = Open(o);
     ASSERT_NE(tier, nullptr);
-    for (int i = 0; i < kStores; ++i) {
-      std::vector<int32_t> ids = Ids(10);
-      ids[0] = 1000 + i;
-      DiskWrite w = Conversation(ids, i);
-      w.blocks[0].second = Payload(i, 2 << 20);
-      tier->Submit(std::move(w));
-    }
+    for (DiskWrite& store : stores) tier->Submit(std::move(store));
   }
   const size_t written = Records().size();
   EXPECT_GT(written, 0u);
