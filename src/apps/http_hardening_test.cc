@@ -157,25 +157,10 @@ TEST_F(HttpHardeningTest, TheQueueLimitHoldsWhereRequestsWaitAndHealthStaysUp) {
   options.max_waiting = 1;
   options.write_timeout = std::chrono::milliseconds(1500);
   Start("ok", options);
-  json stream = kChat;
-  stream["stream"] = true;
-  stream["ignore_eos"] = true;
-  stream["max_tokens"] = 200000;
-  const std::string body = stream.dump();
-  const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n"
-                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  // Holds the one API thread: its reply fills the socket buffers and is never read.
-  const int hog = Connect();
-  Send(hog, request);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  // One more waits for the thread; the next is refused.
-  const int waiting = Connect();
-  Send(waiting, request);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto [held, request] = FillTheApiThreadAndQueue();
   EXPECT_EQ(RawStatus(request, 1000), 503);
   EXPECT_LT(HealthMs(), 500.0);
-  close(hog);
-  close(waiting);
+  for (int fd : held) close(fd);
 }
 
 }  // namespace

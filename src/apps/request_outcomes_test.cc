@@ -202,22 +202,9 @@ TEST_F(RequestOutcomesTest, RefusalsBeforeAHandlerAreLoggedCountedAndShown) {
   EXPECT_EQ(RawStatus("GET /v1/models HTTP/1.1\r\nHost: attacker.example\r\n\r\n"), 403);
   // The one API thread held by a reply nobody reads, one request waiting for it: the next is
   // refused.
-  json stream = kChat;
-  stream["stream"] = true;
-  stream["ignore_eos"] = true;
-  stream["max_tokens"] = 200000;
-  const std::string body = stream.dump();
-  const std::string request =
-      post + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  const int hog = Connect();
-  Send(hog, request);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const int waiting = Connect();
-  Send(waiting, request);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto [held, request] = FillTheApiThreadAndQueue();
   EXPECT_EQ(RawStatus(request, 1000), 503);
-  close(hog);
-  close(waiting);
+  for (int fd : held) close(fd);
   WaitForRequestLines(8);
 
   const std::vector<std::string> lines = RequestLines();

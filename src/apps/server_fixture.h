@@ -14,6 +14,9 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "apps/default_vocab.h"
 #include "apps/scripted_model.h"
@@ -132,6 +135,25 @@ class ServerFixture : public ::testing::Test {
     close(fd);
     if (reply.rfind("HTTP/1.1 ", 0) != 0) return 0;
     return std::stoi(reply.substr(9, 3));
+  }
+
+  // With one API thread and one waiting place: holds the thread with a streamed reply nobody
+  // reads and fills the place, so that the next API request is refused. Returns the
+  // connections to close and that request.
+  std::pair<std::vector<int>, std::string> FillTheApiThreadAndQueue() {
+    json stream = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"stream", true},
+                   {"ignore_eos", true}, {"max_tokens", 200000}};
+    const std::string body = stream.dump();
+    const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n"
+                                "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+                                body;
+    const int hog = Connect();
+    Send(hog, request);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const int waiting = Connect();
+    Send(waiting, request);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return {{hog, waiting}, request};
   }
 
   std::unique_ptr<text::Tokenizer> tokenizer_;

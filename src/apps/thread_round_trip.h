@@ -1,10 +1,8 @@
 // How long a cache line written by one of the pool's threads takes to reach another and come
-// back. On a virtual machine the host decides where the vCPUs run, and on the Zen 4 machines of
-// docs/perf/history.md ("Measured") the two placements read apart: two vCPUs sharing a CCX's L3
-// passed a line there and back in 49-97 ns and read 31-38 GB/s of memory between them; on
-// different CCDs, 330-460 ns and 52-69 GB/s (each die has its own link to memory). Every parallel
-// pass of a decode step starts and ends with such exchanges, so bench-model prints this beside
-// the bandwidth it sets decode against.
+// back. On a virtual machine the host decides where the vCPUs run, and two vCPUs on one CCX (a
+// shared L3) and on two dies read far apart, in this and in memory bandwidth (figures in
+// docs/perf/history.md, "Measured"). Every parallel pass of a decode step starts and ends with
+// such exchanges, so bench-model prints this beside the bandwidth it sets decode against.
 #pragma once
 
 #include <optional>

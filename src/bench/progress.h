@@ -69,9 +69,8 @@ class Progress {
 // "12 s", "2 min 05 s": a running step's clock.
 std::string ElapsedText(double seconds);
 
-// "2048 prompt tokens, 0 cached, TTFT 1.23 s, prefill 1665.0 tok/s over 2048 computed, decode
-// 40.1 tok/s over 128 tokens, 4.4 s in all" for one measurement; "prefill not rated (1 computed, under 64)"
-// below kMinPrefillTokens.
+// One measurement on a line: prompt tokens, cached, TTFT, the prefill rate over the computed
+// tokens ("prefill not rated" below kMinPrefillTokens), the decode rate and the total time.
 std::string Summarize(const Measurement& m);
 // Summarize, or for a failed request "FAILED after 12.3 s (TTFT 0.41 s, 17 tokens streamed): "
 // and the error, with whatever of that it measured.

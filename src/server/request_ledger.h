@@ -14,10 +14,9 @@
 
 namespace ds::server {
 
-// `POST /v1/chat/completions 400 rejected from 127.0.0.1: the request body is not valid JSON
-// ...`. A request the engine ran adds its cache figures before any reason: `... 200 ok from
-// 127.0.0.1 uid=chatcmpl-1 HIT(memory) cached=53267 prefill=670 restore=0.21s ttft=1.90s
-// decode=412@31.2tok/s`, a miss reading MISS(cache_limit).
+// `METHOD PATH STATUS OUTCOME from ADDRESS: REASON`. A request the engine ran adds its cache
+// figures before any reason (`uid=ID HIT(tier)` or `MISS(limit)`, then cached, prefill,
+// restore, ttft and decode, as RequestLogLine of server_metrics.h writes them).
 std::string RequestLogLine(const RequestRecord& record);
 
 // The request as the HTTP front saw it.
